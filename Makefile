@@ -1,0 +1,57 @@
+# Two commands on a fresh machine: `make demo` (the main job) and `make test` (the test suite).
+# Each bootstraps .venv and installs what it needs.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+# torch must come from the CPU wheel (on these machines it lies on disk); installing it first
+# keeps pip from resolving a multi-GB CUDA build for anything that depends on torch.
+TORCH_SPEC ?= torch==2.13.0
+# The official CoREB runner, for the compatibility tests (its declared deps are not needed).
+OFFICIAL_RUNNER ?= coreb==0.1.0
+
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-all lint format bench venv system-deps clean
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet "$(TORCH_SPEC)"
+	$(PIP) install --quiet -e ".[dev,plot]"
+	$(PIP) install --quiet --no-deps "$(OFFICIAL_RUNNER)"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Debian packages: none needed yet (the sandbox issue adds the language toolchains here).
+system-deps:
+	@true
+
+demo: $(STAMP)
+	$(VENV)/bin/coreb evaluate examples/run.trec --qrels examples/qrels.trec \
+		--exclude examples/c2c_anchors.json
+	$(VENV)/bin/coreb compare examples/run.trec examples/run_b.trec --qrels examples/qrels.trec \
+		--exclude examples/c2c_anchors.json
+
+test: $(STAMP) system-deps
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m pytest
+
+test-all: $(STAMP) system-deps
+	$(PY) -m pytest -m "slow or not slow"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_metrics.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info

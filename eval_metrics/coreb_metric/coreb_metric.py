@@ -1,0 +1,167 @@
+"""CoREB / QualCode metrics as a Hugging Face ``evaluate`` module.
+
+A thin wrapper over the ``eval_metrics`` package of the coreb-toolkit (which must be installed:
+``pip install coreb-toolkit``). evaluate copies this script into its cache, so it uses absolute
+imports only.
+
+Configs:
+    default: graded retrieval metrics (nDCG, MAP, Recall, MRR, P at k, hard-negative intrusion).
+    qpa:     quality preference accuracy over (chosen, rejected) score pairs.
+    mca:     multi-condition accuracy, overall and per number of conditions.
+"""
+
+import datasets
+import evaluate
+
+from eval_metrics import evaluate_retrieval
+from eval_metrics.preference import mca
+from eval_metrics.preference import qpa
+
+_CITATION = """\
+@article{coreb2026,
+  title  = {CoREB: A Contamination-Limited Benchmark for Code Retrieval and Reranking},
+  author = {CoREB authors},
+  year   = {2026}
+}
+@article{synhrank2026,
+  title  = {SynH-Rank: Quality-Aware Code Reranking with Hierarchical Ranking on Synthesised Data},
+  author = {SynH-Rank authors},
+  year   = {2026}
+}
+"""
+
+_DESCRIPTION = """\
+Graded code-retrieval metrics exactly as CoREB defines them (pytrec_eval engine, relevance
+level 2, hard negatives zeroed for nDCG, trec_eval tie order for every metric, per-query
+exclusions, an explicit policy for queries without a relevant document), and the SynH-Rank
+quality preference metrics QPA and MCA (a tie is not a success).
+"""
+
+_KWARGS_DESCRIPTION = """
+Default config (retrieval), one row per query:
+    predictions: list of {"query_id": str, "doc_ids": [str], "scores": [float]}
+    references:  list of {"query_id": str, "doc_ids": [str], "relevance": [int]}
+    exclude (optional): {query_id: [doc_id]} removed from that query's ranking (c2c anchor).
+    k_values (optional): list of cutoffs for every measure, or {measure: [k]} with measures
+        ndcg, map, recall, mrr, precision. Default: nDCG@1,3,5,10  MAP@10,100
+        Recall@1,3,5,10,100  MRR@10  P@1,3,5,10.
+    no_positive_policy (optional): "zero" (default; official runner, published numbers) or
+        "exclude" for queries whose references hold no relevance-2 document.
+    relevance_level (optional): grade from which a document is relevant (default 2).
+Returns: ndcg_at_10, recall_at_10, mrr_at_10, map_at_100, precision_at_5, ...,
+    hard_negative_intrusion_rate (None when no query is eligible), n_intrusion_eligible,
+    n_queries, n_queries_without_positive, n_queries_missing_from_run, no_positive_policy,
+    relevance_level.
+
+Config "qpa": chosen_score=[float], rejected_score=[float] -> {"qpa", "n_triplets"}.
+Config "mca": chosen_score, rejected_score, num_conditions=[int]
+    -> {"mca", "mca_1cond", "mca_2cond", ..., "n_triplets", "n_triplets_<k>cond"}.
+
+Examples:
+    >>> import evaluate
+    >>> metric = evaluate.load("eval_metrics/coreb_metric")
+    >>> metric.compute(
+    ...     predictions=[{"query_id": "q1", "doc_ids": ["a", "b"], "scores": [0.9, 0.2]}],
+    ...     references=[{"query_id": "q1", "doc_ids": ["a"], "relevance": [2]}],
+    ...     k_values=[1])["ndcg_at_1"]
+    1.0
+"""
+
+_CONFIGS = ("default", "qpa", "mca")
+
+
+def _rows_to_mapping(rows, values_key, kind):
+    """Turn one-row-per-query records into {query_id: {doc_id: value}}, refusing duplicates."""
+    out = {}
+    for i, row in enumerate(rows):
+        query_id = row["query_id"]
+        doc_ids = row["doc_ids"]
+        values = row[values_key]
+        if query_id in out:
+            raise ValueError(f"{kind}[{i}]: query {query_id!r} appears in more than one row")
+        if len(doc_ids) != len(values):
+            raise ValueError(
+                f"{kind}[{i}] (query {query_id!r}): {len(doc_ids)} doc_ids but "
+                f"{len(values)} {values_key}; they must be aligned"
+            )
+        docs = dict(zip(doc_ids, values, strict=True))
+        if len(docs) != len(doc_ids):
+            seen = set()
+            dup = next(d for d in doc_ids if d in seen or seen.add(d))
+            raise ValueError(f"{kind}[{i}] (query {query_id!r}) lists doc {dup!r} twice")
+        out[query_id] = docs
+    return out
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class CorebMetric(evaluate.Metric):
+    def _info(self):
+        if self.config_name not in _CONFIGS:
+            raise KeyError(
+                f"coreb_metric has no config {self.config_name!r}; choose one of {_CONFIGS}"
+            )
+        if self.config_name == "qpa":
+            features = datasets.Features(
+                {
+                    "chosen_score": datasets.Value("float64"),
+                    "rejected_score": datasets.Value("float64"),
+                }
+            )
+        elif self.config_name == "mca":
+            features = datasets.Features(
+                {
+                    "chosen_score": datasets.Value("float64"),
+                    "rejected_score": datasets.Value("float64"),
+                    "num_conditions": datasets.Value("int64"),
+                }
+            )
+        else:
+            features = datasets.Features(
+                {
+                    "predictions": {
+                        "query_id": datasets.Value("string"),
+                        "doc_ids": datasets.Sequence(datasets.Value("string")),
+                        "scores": datasets.Sequence(datasets.Value("float64")),
+                    },
+                    "references": {
+                        "query_id": datasets.Value("string"),
+                        "doc_ids": datasets.Sequence(datasets.Value("string")),
+                        "relevance": datasets.Sequence(datasets.Value("int64")),
+                    },
+                }
+            )
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=features,
+            reference_urls=["https://github.com/hq-bench/coreb"],
+        )
+
+    def _compute(
+        self,
+        predictions=None,
+        references=None,
+        chosen_score=None,
+        rejected_score=None,
+        num_conditions=None,
+        exclude=None,
+        k_values=None,
+        no_positive_policy="zero",
+        relevance_level=2,
+    ):
+        if self.config_name == "qpa":
+            return {"qpa": qpa(chosen_score, rejected_score), "n_triplets": len(chosen_score)}
+        if self.config_name == "mca":
+            return mca(chosen_score, rejected_score, num_conditions)
+        run = _rows_to_mapping(predictions, "scores", "predictions")
+        qrels = _rows_to_mapping(references, "relevance", "references")
+        result = evaluate_retrieval(
+            qrels,
+            run,
+            k_values=k_values,
+            exclude=exclude,
+            no_positive_policy=no_positive_policy,
+            relevance_level=relevance_level,
+        )
+        return result.summary()

@@ -1,0 +1,275 @@
+"""Graded retrieval evaluation exactly as CoREB defines it, with pytrec_eval as the engine.
+
+The protocol (CoREB §4.1, Appendix A.6; SPEC §2):
+
+* binary measures (Recall, MAP, P, MRR) count only documents with relevance >= ``relevance_level``
+  (2) as relevant;
+* nDCG uses the raw grades as linear gains after zeroing every grade below the relevance level,
+  so hard negatives (relevance 1) earn nothing but still occupy ranks (pytrec_eval's
+  ``relevance_level`` does not affect nDCG, hence the zeroed copy of the qrels);
+* per-query exclusions (the code-to-code anchor) are removed from that query's ranked list before
+  any measure; the caller's run is never mutated;
+* queries without any relevant document (c2t_match negative pairs) follow an explicit policy:
+  ``"zero"`` (default: score 0 and count in the mean, as the official runner does and as the
+  published numbers were computed) or ``"exclude"`` (leave them out of every mean);
+* ties are ordered as trec_eval orders them (score descending, then document id descending) for
+  every measure, MRR included.
+
+One pytrec_eval call computes every measure: with the sub-level grades zeroed, the binary
+measures at ``relevance_level`` see the same relevant set as on the raw qrels, so the graded and
+binary measures can share one evaluator.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pytrec_eval
+
+from eval_metrics._checks import Qrels, Run, check_doc_ids, check_qrels, check_run, listed
+from eval_metrics.intrusion import hard_negative_intrusion
+from eval_metrics.measures import DEFAULT_K_VALUES, MEASURES
+
+logger = logging.getLogger(__name__)
+
+NoPositivePolicy = Literal["zero", "exclude"]
+NO_POSITIVE_POLICIES: tuple[str, ...] = ("zero", "exclude")
+INTRUSION_DEPTH = 10
+INTRUSION_KEY = "hard_negative_intrusion_rate"
+
+
+@dataclass
+class RetrievalEvaluation:
+    """The outcome of :func:`evaluate_retrieval`.
+
+    Attributes:
+        per_query: ``{query_id: {metric_key: value}}`` for every query that counts in the means
+            (``ndcg_at_10``, ``recall_at_100``, ...).
+        intrusion: ``{query_id: bool}`` for the queries eligible for the hard-negative intrusion
+            rate (a positive and a hard negative in the top 10).
+        metric_keys: the metric keys, in report order.
+        no_positive_policy: how queries without a relevant document were treated.
+        relevance_level: the grade from which a document counts as relevant.
+        queries_without_positive: queries whose qrels hold no document at the relevance level.
+        queries_missing_from_run: judged queries the run does not rank; they score 0.
+    """
+
+    per_query: dict[str, dict[str, float]]
+    intrusion: dict[str, bool]
+    metric_keys: tuple[str, ...]
+    no_positive_policy: str
+    relevance_level: int
+    queries_without_positive: tuple[str, ...] = field(default_factory=tuple)
+    queries_missing_from_run: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def n_queries(self) -> int:
+        """The number of queries behind every mean."""
+        return len(self.per_query)
+
+    def mean(self) -> dict[str, float]:
+        """Each metric averaged over the counted queries (0.0 when none counts)."""
+        n = self.n_queries
+        values = list(self.per_query.values())
+        return {k: (math.fsum(v[k] for v in values) / n if n else 0.0) for k in self.metric_keys}
+
+    @property
+    def intrusion_rate(self) -> float | None:
+        """Hard-negative intrusion rate, ``None`` when no query is eligible."""
+        if not self.intrusion:
+            return None
+        return sum(self.intrusion.values()) / len(self.intrusion)
+
+    def summary(self) -> dict[str, object]:
+        """A flat report: the means, the intrusion rate, the counts and the policy."""
+        out: dict[str, object] = dict(self.mean())
+        out[INTRUSION_KEY] = self.intrusion_rate
+        out["n_intrusion_eligible"] = len(self.intrusion)
+        out["n_queries"] = self.n_queries
+        out["n_queries_without_positive"] = len(self.queries_without_positive)
+        out["n_queries_missing_from_run"] = len(self.queries_missing_from_run)
+        out["no_positive_policy"] = self.no_positive_policy
+        out["relevance_level"] = self.relevance_level
+        return out
+
+
+def resolve_k_values(
+    k_values: Mapping[str, Iterable[int]] | Iterable[int] | None,
+) -> dict[str, tuple[int, ...]]:
+    """Normalise the ``k_values`` argument to ``{measure_name: sorted cutoffs}``.
+
+    ``None`` gives the paper's defaults; a sequence applies the same cutoffs to every measure; a
+    mapping names the measures to compute and their cutoffs.
+    """
+    if k_values is None:
+        return dict(DEFAULT_K_VALUES)
+    if isinstance(k_values, Mapping):
+        unknown = [name for name in k_values if name not in MEASURES]
+        if unknown:
+            raise ValueError(
+                f"k_values names unknown measures {listed(unknown)}; "
+                f"known measures are {', '.join(MEASURES)}"
+            )
+        requested = {name: k_values[name] for name in MEASURES if name in k_values}
+    else:
+        ks = list(k_values)
+        requested = {name: ks for name in MEASURES}
+    resolved = {}
+    for name, ks in requested.items():
+        ks = list(ks) if not isinstance(ks, (int, str)) else [ks]
+        bad = [k for k in ks if isinstance(k, bool) or not isinstance(k, int) or k < 1]
+        if bad or not ks:
+            raise ValueError(
+                f"k_values for {name!r} must be a non-empty list of positive integers, got {ks!r}"
+            )
+        resolved[name] = tuple(sorted(set(ks)))
+    if not resolved:
+        raise ValueError("k_values selects no measure")
+    return resolved
+
+
+def _apply_exclusions(run: Run, exclude: Mapping[str, Iterable[str]] | None, qrels: Qrels) -> Run:
+    """A view of ``run`` with each query's excluded documents removed (copies only those)."""
+    if not exclude:
+        return run
+    if not isinstance(exclude, Mapping):
+        raise TypeError(
+            f"exclude must be a mapping {{query_id: [doc_id, ...]}}, got {type(exclude).__name__}"
+        )
+    unknown = [q for q in exclude if q not in qrels]
+    if unknown:
+        raise ValueError(
+            f"exclude names {len(unknown)} queries absent from the qrels: {listed(unknown)}"
+        )
+    filtered = dict(run)
+    for query_id, docs in exclude.items():
+        if isinstance(docs, str) or not isinstance(docs, Iterable):
+            raise TypeError(
+                f"exclude[{query_id!r}] must be a list of doc ids, got {docs!r} "
+                f"(wrap a single id in a list: [{docs!r}])"
+            )
+        drop = set(docs)
+        if query_id in run and drop:
+            filtered[query_id] = {d: s for d, s in run[query_id].items() if d not in drop}
+    return filtered
+
+
+def evaluate_retrieval(
+    qrels: Qrels,
+    run: Run,
+    *,
+    k_values: Mapping[str, Sequence[int]] | Sequence[int] | None = None,
+    exclude: Mapping[str, Iterable[str]] | None = None,
+    no_positive_policy: NoPositivePolicy = "zero",
+    relevance_level: int = 2,
+) -> RetrievalEvaluation:
+    """Score a run against graded qrels under the CoREB protocol.
+
+    Args:
+        qrels: ``{query_id: {doc_id: relevance}}``, non-negative integer grades; unjudged
+            documents are easy negatives (grade 0).
+        run: ``{query_id: {doc_id: score}}``, finite scores, higher is better. Every run query
+            must be judged in ``qrels``; judged queries the run does not rank score 0.
+        k_values: cutoffs, either one list for every measure or ``{measure: [k, ...]}`` naming
+            the measures to compute (``ndcg``, ``map``, ``recall``, ``mrr``, ``precision``).
+            Default: nDCG@{1,3,5,10}, MAP@{10,100}, Recall@{1,3,5,10,100}, MRR@10, P@{1,3,5,10}.
+        exclude: ``{query_id: [doc_id, ...]}`` removed from that query's ranking before scoring
+            (the code-to-code anchor). The caller's run is not modified.
+        no_positive_policy: ``"zero"`` scores queries without a document at the relevance level
+            0 on every measure and counts them (official runner, published numbers); ``"exclude"``
+            leaves them out of the means.
+        relevance_level: the grade from which a document is relevant (2 in CoREB).
+
+    Returns:
+        A :class:`RetrievalEvaluation` with per-query values, means and counts.
+
+    Raises:
+        ValueError: bad grades or scores, empty inputs, run queries absent from the qrels,
+            unknown measures or policies.
+        TypeError: inputs of the wrong shape.
+    """
+    if no_positive_policy not in NO_POSITIVE_POLICIES:
+        raise ValueError(
+            f"no_positive_policy must be one of {NO_POSITIVE_POLICIES}, got {no_positive_policy!r}"
+        )
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
+        raise TypeError(f"relevance_level must be an int, got {relevance_level!r}")
+    if relevance_level < 1:
+        raise ValueError(f"relevance_level must be >= 1, got {relevance_level}")
+    ks = resolve_k_values(k_values)
+    check_qrels(qrels)
+    check_run(run, qrels)
+    ranked = _apply_exclusions(run, exclude, qrels)
+
+    # Zeroed copy of the qrels, restricted to queries that have a positive: pytrec_eval must
+    # never see a query with empty qrels (it corrupts the scores of later queries).
+    graded: dict[str, dict[str, int]] = {}
+    without_positive: list[str] = []
+    for query_id, docs in qrels.items():
+        if any(rel >= relevance_level for rel in docs.values()):
+            graded[query_id] = {d: (r if r >= relevance_level else 0) for d, r in docs.items()}
+        else:
+            without_positive.append(query_id)
+    missing = [q for q in graded if q not in ranked]
+
+    cutoffs: dict[str, set[int]] = {}
+    for name, measure_ks in ks.items():
+        measure = MEASURES[name]
+        cutoffs.setdefault(measure.trec_family, set()).update(measure.trec_cutoffs(measure_ks))
+    cutoffs.setdefault("success", set()).add(INTRUSION_DEPTH)
+    trec_measures = {f"{fam}." + ",".join(map(str, sorted(c))) for fam, c in cutoffs.items()}
+
+    scored_run = {q: ranked[q] for q in graded if q in ranked}
+    if scored_run:
+        evaluator = pytrec_eval.RelevanceEvaluator(
+            {q: graded[q] for q in scored_run}, trec_measures, relevance_level=relevance_level
+        )
+        try:
+            trec = evaluator.evaluate(scored_run)
+        except TypeError:
+            check_doc_ids(scored_run)
+            raise
+    else:
+        trec = {}
+
+    columns = [(MEASURES[name], k) for name, measure_ks in ks.items() for k in measure_ks]
+    metric_keys = tuple(m.key(k) for m, k in columns)
+    per_query: dict[str, dict[str, float]] = {}
+    intrusion: dict[str, bool] = {}
+    zeros = dict.fromkeys(metric_keys, 0.0)
+    for query_id in qrels:
+        if query_id in trec:
+            scores = trec[query_id]
+            per_query[query_id] = {m.key(k): m.value(scores, k) for m, k in columns}
+            docs = qrels[query_id]
+            hard = [d for d, r in docs.items() if 0 < r < relevance_level]
+            if hard:
+                verdict = hard_negative_intrusion(
+                    ranked[query_id],
+                    positives=[d for d, r in docs.items() if r >= relevance_level],
+                    hard_negatives=hard,
+                    positive_in_top=scores[f"success_{INTRUSION_DEPTH}"] > 0.0,
+                    depth=INTRUSION_DEPTH,
+                )
+                if verdict is not None:
+                    intrusion[query_id] = verdict
+        elif query_id in graded or no_positive_policy == "zero":
+            per_query[query_id] = dict(zeros)
+
+    if missing:
+        logger.warning(
+            "%d judged queries are not in the run and score 0: %s", len(missing), listed(missing)
+        )
+    return RetrievalEvaluation(
+        per_query=per_query,
+        intrusion=intrusion,
+        metric_keys=metric_keys,
+        no_positive_policy=no_positive_policy,
+        relevance_level=relevance_level,
+        queries_without_positive=tuple(without_positive),
+        queries_missing_from_run=tuple(missing),
+    )

@@ -1,0 +1,37 @@
+"""Shared fixtures and the skip-with-reason markers.
+
+* ``needs_shared_data``: the real public source data at ``../shared/data`` (override with
+  ``COREB_SHARED_DATA``); skipped with a reason when absent (e.g. on a user's machine).
+* ``needs_toolchain("g++")``: a language toolchain on PATH; skipped with a reason when absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("COREB_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+EXAMPLES = REPO_ROOT / "examples"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("needs_shared_data") and not SHARED_DATA.is_dir():
+        pytest.skip(f"needs the real source data at {SHARED_DATA} (set COREB_SHARED_DATA)")
+    for marker in item.iter_markers("needs_toolchain"):
+        for tool in marker.args:
+            if shutil.which(tool) is None:
+                pytest.skip(f"needs the {tool!r} toolchain on PATH (see `make system-deps`)")
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture
+def examples() -> Path:
+    return EXAMPLES

@@ -1,0 +1,76 @@
+"""Hard-negative intrusion rate, hand-built cases (CoREB §4.2 Analysis V)."""
+
+from __future__ import annotations
+
+import pytest
+
+from eval_metrics import evaluate_retrieval
+
+
+def ranking(*doc_ids: str) -> dict[str, float]:
+    """A run where the given docs rank in the given order (distinct scores)."""
+    return {d: float(len(doc_ids) - i) for i, d in enumerate(doc_ids)}
+
+
+FILLER = [f"f{i:02d}" for i in range(20)]
+QRELS = {"q": {"pos": 2, "hn": 1}}
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [
+        (["hn", "pos", *FILLER], True),  # hard negative above the positive, both in top 10
+        (["pos", "hn", *FILLER], False),  # positive first: eligible, no intrusion
+        (["pos", *FILLER[:8], "hn", *FILLER[8:]], False),  # hn at rank 10: still eligible
+        (["pos", *FILLER[:9], "hn", *FILLER[9:]], None),  # hn at rank 11: not eligible
+        (["hn", *FILLER[:9], "pos", *FILLER[9:]], None),  # positive at rank 11: not eligible
+        (["hn", *FILLER[:8], "pos", *FILLER[8:]], True),  # positive at rank 10, hn above
+        (["pos", *FILLER], None),  # hard negative not retrieved
+    ],
+)
+def test_intrusion_verdicts(order, expected):
+    res = evaluate_retrieval(QRELS, {"q": ranking(*order)})
+    assert res.intrusion.get("q") is expected
+    assert res.summary()["n_intrusion_eligible"] == (0 if expected is None else 1)
+
+
+def test_best_positive_and_best_hard_negative_decide():
+    qrels = {"q": {"p1": 2, "p2": 2, "h1": 1, "h2": 1}}
+    # p2 first; hard negatives below it, the other positive below them: no intrusion.
+    res = evaluate_retrieval(qrels, {"q": ranking("p2", "h2", "h1", "p1")})
+    assert res.intrusion == {"q": False}
+    res = evaluate_retrieval(qrels, {"q": ranking("x", "h2", "p1", "h1", "p2")})
+    assert res.intrusion == {"q": True}
+
+
+def test_tie_at_the_cutoff_is_resolved_by_doc_id():
+    # 9 docs above, then hn and "zz" tied at score 1.0: zz (larger id) takes rank 10, hn rank 11.
+    run = {f"a{i}": 10.0 - i for i in range(8)} | {"pos": 1.5, "hn": 1.0, "zz": 1.0}
+    res = evaluate_retrieval(QRELS, {"q": run})
+    assert "q" not in res.intrusion
+    run = {f"a{i}": 10.0 - i for i in range(8)} | {"pos": 1.5, "hn": 1.0, "aa": 1.0}
+    res = evaluate_retrieval(QRELS, {"q": run})
+    assert res.intrusion == {"q": False}
+
+
+def test_rate_is_over_eligible_queries_only():
+    qrels = {"q1": {"pos": 2, "hn": 1}, "q2": {"pos": 2, "hn": 1}, "q3": {"pos": 2, "hn": 1}}
+    run = {
+        "q1": ranking("hn", "pos"),  # intrusion
+        "q2": ranking("pos", "hn"),  # none
+        "q3": ranking("pos", *FILLER, "hn"),  # not eligible
+    }
+    summary = evaluate_retrieval(qrels, run).summary()
+    assert summary["hard_negative_intrusion_rate"] == 0.5
+    assert summary["n_intrusion_eligible"] == 2
+
+
+def test_no_eligible_query_gives_none():
+    summary = evaluate_retrieval({"q": {"a": 2}}, {"q": {"a": 1.0}}).summary()
+    assert summary["hard_negative_intrusion_rate"] is None
+    assert summary["n_intrusion_eligible"] == 0
+
+
+def test_exclusion_applies_to_intrusion():
+    run = {"q": ranking("hn", "pos")}
+    assert evaluate_retrieval(QRELS, run, exclude={"q": ["hn"]}).intrusion == {}

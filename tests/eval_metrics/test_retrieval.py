@@ -1,0 +1,219 @@
+"""Hand-computed values for the CoREB retrieval protocol (expected values derived here)."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+
+from eval_metrics import evaluate_retrieval
+from eval_metrics.retrieval import resolve_k_values
+
+
+def log2(x: float) -> float:
+    return math.log2(x)
+
+
+def test_graded_ndcg_hard_negative_above_positive():
+    # Ranking: h1 (hard negative), p1, x (unjudged), p2. Gains after zeroing grade 1: 0, 2, 0, 2.
+    qrels = {"q": {"p1": 2, "p2": 2, "h1": 1}}
+    run = {"q": {"h1": 0.9, "p1": 0.8, "x": 0.7, "p2": 0.6}}
+    res = evaluate_retrieval(qrels, run).per_query["q"]
+    idcg = 2 / log2(2) + 2 / log2(3)
+    assert res["ndcg_at_1"] == 0.0
+    assert res["ndcg_at_3"] == pytest.approx((2 / log2(3)) / idcg, abs=1e-12)
+    assert res["ndcg_at_10"] == pytest.approx((2 / log2(3) + 2 / log2(5)) / idcg, abs=1e-12)
+    # Had the hard negative kept gain 1 (pytrec_eval's raw behaviour), nDCG@10 would be higher.
+    raw_ideal = 2 + 2 / log2(3) + 1 / log2(4)
+    raw = (1 / log2(2) + 2 / log2(3) + 2 / log2(5)) / raw_ideal
+    assert res["ndcg_at_10"] != pytest.approx(raw)
+    assert res["recall_at_1"] == 0.0
+    assert res["recall_at_3"] == 0.5
+    assert res["recall_at_5"] == 1.0
+    assert res["precision_at_1"] == 0.0
+    assert res["precision_at_3"] == pytest.approx(1 / 3)
+    assert res["precision_at_5"] == pytest.approx(2 / 5)
+    assert res["precision_at_10"] == pytest.approx(2 / 10)
+    assert res["mrr_at_10"] == 0.5
+    assert res["map_at_10"] == pytest.approx((1 / 2 + 2 / 4) / 2)
+
+
+def test_ties_follow_trec_eval_order_for_every_metric():
+    # Equal scores: trec_eval ranks by doc id descending, so c, b, a.
+    qrels = {"q": {"a": 2}}
+    run = {"q": {"a": 0.5, "b": 0.5, "c": 0.5}}
+    res = evaluate_retrieval(qrels, run, k_values=[1, 3, 10]).per_query["q"]
+    assert res["mrr_at_10"] == pytest.approx(1 / 3)
+    assert res["mrr_at_1"] == 0.0
+    assert res["ndcg_at_1"] == 0.0
+    assert res["ndcg_at_3"] == pytest.approx((2 / log2(4)) / 2)
+    assert res["recall_at_1"] == 0.0
+    assert res["recall_at_3"] == 1.0
+    assert res["precision_at_1"] == 0.0
+    # The same scores with the positive named last alphabetically put it first.
+    res = evaluate_retrieval({"q": {"z": 2}}, {"q": {"z": 0.5, "b": 0.5}}).per_query["q"]
+    assert res["mrr_at_10"] == 1.0
+    assert res["ndcg_at_1"] == 1.0
+
+
+def test_anchor_exclusion_removes_doc_before_any_metric_and_keeps_run():
+    qrels = {"q": {"t1": 2}}
+    run = {"q": {"anchor": 0.99, "t1": 0.9, "x": 0.5}}
+    before = copy.deepcopy(run)
+    plain = evaluate_retrieval(qrels, run).per_query["q"]
+    assert plain["mrr_at_10"] == 0.5
+    assert plain["precision_at_1"] == 0.0
+    excluded = evaluate_retrieval(qrels, run, exclude={"q": ["anchor"]}).per_query["q"]
+    assert excluded["mrr_at_10"] == 1.0
+    assert excluded["ndcg_at_1"] == 1.0
+    assert excluded["precision_at_1"] == 1.0
+    assert excluded["precision_at_3"] == pytest.approx(1 / 3)  # 2 docs left, still / 3
+    assert run == before
+
+
+def test_exclusion_of_a_positive_lowers_recall():
+    # Excluding a judged positive keeps it in the qrels (the denominator): the caller decides.
+    qrels = {"q": {"a": 2, "b": 2}}
+    run = {"q": {"a": 0.9, "b": 0.8}}
+    res = evaluate_retrieval(qrels, run, exclude={"q": ["a"]}).per_query["q"]
+    assert res["recall_at_10"] == 0.5
+
+
+@pytest.fixture
+def no_positive_case():
+    qrels = {"q1": {"a": 2}, "q2": {"h": 1}}  # q2 is a c2t_match negative pair
+    run = {"q1": {"a": 0.9, "x": 0.1}, "q2": {"h": 0.9, "x": 0.1}}
+    return qrels, run
+
+
+def test_no_positive_policy_zero_counts_query_as_zero(no_positive_case):
+    res = evaluate_retrieval(*no_positive_case, no_positive_policy="zero")
+    assert res.n_queries == 2
+    assert res.per_query["q2"]["ndcg_at_10"] == 0.0
+    assert res.mean()["ndcg_at_1"] == 0.5
+    assert res.mean()["recall_at_10"] == 0.5
+    assert res.queries_without_positive == ("q2",)
+    summary = res.summary()
+    assert summary["no_positive_policy"] == "zero"
+    assert summary["n_queries_without_positive"] == 1
+    assert "q2" not in res.intrusion
+
+
+def test_no_positive_policy_exclude_drops_query(no_positive_case):
+    res = evaluate_retrieval(*no_positive_case, no_positive_policy="exclude")
+    assert res.n_queries == 1
+    assert "q2" not in res.per_query
+    assert res.mean()["ndcg_at_1"] == 1.0
+    assert res.summary()["no_positive_policy"] == "exclude"
+
+
+def test_empty_positive_query_does_not_disturb_the_others():
+    # pytrec_eval corrupts later queries when it sees empty qrels: such queries never reach it.
+    qrels = {"a": {"d1": 2}, "b": {}, "c": {"d2": 2}}
+    run = {"a": {"d1": 1.0}, "b": {"d1": 1.0}, "c": {"d2": 1.0, "d1": 0.5}}
+    res = evaluate_retrieval(qrels, run)
+    assert res.per_query["a"]["ndcg_at_10"] == 1.0
+    assert res.per_query["c"]["ndcg_at_10"] == 1.0
+    assert res.per_query["b"]["ndcg_at_10"] == 0.0
+
+
+def test_judged_query_missing_from_run_scores_zero():
+    qrels = {"q1": {"a": 2}, "q2": {"b": 2}}
+    res = evaluate_retrieval(qrels, {"q1": {"a": 1.0}})
+    assert res.n_queries == 2
+    assert res.per_query["q2"]["recall_at_100"] == 0.0
+    assert res.queries_missing_from_run == ("q2",)
+    assert res.mean()["ndcg_at_10"] == 0.5
+
+
+def test_relevance_level_one_treats_hard_negatives_as_relevant():
+    qrels = {"q": {"a": 1, "b": 2}}
+    run = {"q": {"a": 0.9, "b": 0.1}}
+    res = evaluate_retrieval(qrels, run, relevance_level=1).per_query["q"]
+    assert res["recall_at_1"] == 0.5
+    assert res["mrr_at_10"] == 1.0
+    assert res["ndcg_at_10"] == pytest.approx((1 + 2 / log2(3)) / (2 + 1 / log2(3)))
+
+
+def test_k_values_forms():
+    assert resolve_k_values([5, 1, 5]) == {m: (1, 5) for m in resolve_k_values(None)}
+    assert resolve_k_values({"ndcg": [20]}) == {"ndcg": (20,)}
+    res = evaluate_retrieval({"q": {"a": 2}}, {"q": {"a": 1.0}}, k_values={"ndcg": [20]})
+    assert res.metric_keys == ("ndcg_at_20",)
+    default = evaluate_retrieval({"q": {"a": 2}}, {"q": {"a": 1.0}})
+    assert default.metric_keys == (
+        "ndcg_at_1", "ndcg_at_3", "ndcg_at_5", "ndcg_at_10",
+        "map_at_10", "map_at_100",
+        "recall_at_1", "recall_at_3", "recall_at_5", "recall_at_10", "recall_at_100",
+        "mrr_at_10",
+        "precision_at_1", "precision_at_3", "precision_at_5", "precision_at_10",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("k_values", "message"),
+    [
+        ({"bleu": [1]}, "unknown measures 'bleu'"),
+        ([0], "positive integers"),
+        ({"ndcg": []}, "non-empty"),
+        ([1.5], "positive integers"),
+    ],
+)
+def test_bad_k_values(k_values, message):
+    with pytest.raises(ValueError, match=message):
+        evaluate_retrieval({"q": {"a": 2}}, {"q": {"a": 1.0}}, k_values=k_values)
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run", "error", "message"),
+    [
+        ({"q": {"a": 2.5}}, {"q": {"a": 1.0}}, ValueError, r"qrels\['q'\]\['a'\].*2.5"),
+        ({"q": {"a": "2"}}, {"q": {"a": 1.0}}, ValueError, r"qrels\['q'\]\['a'\].*integer"),
+        ({"q": {"a": True}}, {"q": {"a": 1.0}}, ValueError, r"qrels\['q'\]\['a'\]"),
+        ({"q": {"a": -1}}, {"q": {"a": 1.0}}, ValueError, r"qrels\['q'\]\['a'\].*-1"),
+        ({"q": {"a": 2}}, {"q": {"a": float("nan")}}, ValueError, r"run\['q'\]\['a'\] is nan"),
+        ({"q": {"a": 2}}, {"q": {"b": float("-inf")}}, ValueError, r"run\['q'\]\['b'\] is -inf"),
+        ({"q": {"a": 2}}, {"q": {"a": "high"}}, TypeError, r"run\['q'\]\['a'\].*finite real"),
+        ({"q": {"a": 2}}, {"q": {"a": 1.0}, "x": {"a": 1.0}}, ValueError, "absent from the qrels"),
+        ({}, {"q": {"a": 1.0}}, ValueError, "qrels are empty"),
+        ({"q": {"a": 2}}, {}, ValueError, "run is empty"),
+        ({"q": {"a": 2}}, {"q": [("a", 1.0)]}, TypeError, r"run\['q'\] must be a mapping"),
+        ({"q": {"a": 2}}, {"q": {7: 1.0}}, TypeError, r"run\['q'\] has a non-str doc id 7"),
+    ],
+)
+def test_bad_input_names_what_and_where(qrels, run, error, message):
+    with pytest.raises(error, match=message):
+        evaluate_retrieval(qrels, run)
+
+
+def test_scores_beyond_single_precision_are_refused():
+    # trec_eval holds scores as C floats: 1.7e308 and 1.6e308 would both become inf and tie.
+    with pytest.raises(ValueError, match=r"run\['q'\]\['a'\].*single precision"):
+        evaluate_retrieval({"q": {"a": 2}}, {"q": {"a": 1.7e308, "b": 1.6e308}})
+    # Large scores within float32 range whose sum overflows nothing are fine.
+    res = evaluate_retrieval({"q": {"a": 2}}, {"q": {"a": 3e38, "b": -3e38}})
+    assert res.per_query["q"]["mrr_at_10"] == 1.0
+
+
+def test_scores_equal_in_single_precision_tie_like_trec_eval():
+    # 0.1 + 1e-9 and 0.1 are the same float32: a tie, broken by doc id descending (b first).
+    qrels = {"q": {"a": 2, "b": 1}}
+    res = evaluate_retrieval(qrels, {"q": {"a": 0.1 + 1e-9, "b": 0.1}})
+    assert res.per_query["q"]["mrr_at_10"] == 0.5
+    assert res.intrusion == {"q": True}  # the intrusion rate sees the same ranking
+    res = evaluate_retrieval(qrels, {"q": {"a": 0.1 + 1e-7, "b": 0.1}})
+    assert res.per_query["q"]["mrr_at_10"] == 1.0
+    assert res.intrusion == {"q": False}
+
+
+def test_bad_policy_and_exclusions():
+    qrels, run = {"q": {"a": 2}}, {"q": {"a": 1.0}}
+    with pytest.raises(ValueError, match="no_positive_policy must be one of"):
+        evaluate_retrieval(qrels, run, no_positive_policy="skip")
+    with pytest.raises(TypeError, match=r"exclude\['q'\] must be a list.*\['a'\]"):
+        evaluate_retrieval(qrels, run, exclude={"q": "a"})
+    with pytest.raises(ValueError, match="exclude names 1 queries absent from the qrels: 'z'"):
+        evaluate_retrieval(qrels, run, exclude={"z": ["a"]})
+    with pytest.raises(ValueError, match="relevance_level must be >= 1"):
+        evaluate_retrieval(qrels, run, relevance_level=0)
