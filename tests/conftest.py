@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("COREB_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 EXAMPLES = REPO_ROOT / "examples"

@@ -75,6 +75,7 @@ def _plot(a: dict, b: dict, result, args: argparse.Namespace) -> None:
         raise ImportError("--plot needs matplotlib: pip install 'coreb-toolkit[plot]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     diffs = sorted(b[q] - a[q] for q in a)
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -89,6 +90,7 @@ def _plot(a: dict, b: dict, result, args: argparse.Namespace) -> None:
         label=f"{result.confidence:.0%} CI of mean difference",
     )
     ax.axhline(result.delta, color="tab:blue", linewidth=1.2, label=f"mean {result.delta:+.4f}")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_xlabel("queries (sorted by difference)")
     ax.set_ylabel(f"{args.metric}: B - A")
     ax.set_title(f"{args.run_b.name} vs {args.run_a.name}  (p = {result.p_value:.3g})")
