@@ -1,0 +1,368 @@
+"""Running one command in isolation, with the kernel's accounting of the whole process tree.
+
+Isolation (bubblewrap, one fresh sandbox per run):
+
+* every namespace unshared: no network (loopback only, no DNS), own PID namespace (nothing can
+  see or signal the host's processes, and everything dies with the sandbox's init), own IPC,
+  UTS and user namespace; the program runs as ``nobody`` with no capabilities;
+* a minimal read-only view of the system (``/usr`` and the few ``/etc`` files runtimes need; no
+  ``/etc/shadow``, no home, no repository), the candidate's build directory read-only at ``/app``
+  and a fresh size-capped tmpfs at ``/work``, ``/tmp`` and ``/dev/shm``;
+* a cleared environment with a minimal one passed in (no secrets such as ``HF_TOKEN``).
+
+Limits and accounting (cgroup v1, one fresh group per run in the ``memory``, ``pids`` and
+``cpuacct`` hierarchies): the memory cap counts the real memory of the whole tree, tmpfs files
+included, and works for every runtime (an address-space cap breaks Go and Java); ``pids.max``
+stops fork bombs and thread bombs; CPU time is the tree's ``cpuacct.usage``, polled against the
+CPU limit; peak memory is ``memory.max_usage_in_bytes``. Per-process rlimits add a file-size cap
+(output limit), no core dumps and a descriptor cap. A wall-clock limit kills the whole group.
+When the run ends, every process left in its cgroup is killed and the group removed: nothing
+outlives a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CONTROLLERS = ("memory", "pids", "cpuacct")
+POLL_S = 0.01
+_GROUP_PREFIX = "coreb-sandbox"
+
+# The only /etc entries a runtime needs (dynamic loader, Java's config, the alternatives links).
+_ETC_BINDS = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/java-17-openjdk",
+    "/etc/localtime",
+)
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+class IsolationUnavailable(RuntimeError):
+    """bubblewrap is missing and the caller did not opt out of isolation."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one run.
+
+    Attributes:
+        wall_time_s: wall-clock limit; the whole tree is killed past it.
+        cpu_time_s: CPU-time limit of the whole tree (all processes and threads).
+        memory_mb: memory cap of the whole tree (RSS + page cache + tmpfs).
+        max_processes: processes and threads in the tree (fork/thread bombs).
+        output_bytes: cap on stdout (and on any single file the program writes).
+        tmpfs_mb: size of each of the writable tmpfs mounts.
+    """
+
+    wall_time_s: float = 10.0
+    cpu_time_s: float = 10.0
+    memory_mb: int = 512
+    max_processes: int = 64
+    output_bytes: int = 16 * 1024 * 1024
+    tmpfs_mb: int = 64
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What the kernel says about one run."""
+
+    exit_code: int | None  # None when killed by a signal
+    signal: int | None
+    wall_time_s: float
+    cpu_time_s: float | None
+    peak_memory_bytes: int | None
+    timed_out: bool  # wall-clock or CPU limit
+    memory_exceeded: bool
+    output_exceeded: bool
+    isolated: bool
+
+
+def bubblewrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def cgroups_available() -> bool:
+    """Whether fresh cgroups can be created here (cgroup v1 memory, pids, cpuacct)."""
+    try:
+        for controller in CONTROLLERS:
+            probe = CGROUP_ROOT / controller / f"{_GROUP_PREFIX}-probe-{os.getpid()}"
+            probe.mkdir()
+            probe.rmdir()
+        return True
+    except OSError:
+        return False
+
+
+class _CGroup:
+    """One fresh cgroup per controller for one run."""
+
+    def __init__(self, limits: Limits, memory_bytes: int) -> None:
+        name = f"{_GROUP_PREFIX}-{uuid.uuid4().hex[:12]}"
+        self.paths = {c: CGROUP_ROOT / c / name for c in CONTROLLERS}
+        for path in self.paths.values():
+            path.mkdir()
+        self._write("memory", "memory.limit_in_bytes", memory_bytes)
+        swap = self.paths["memory"] / "memory.memsw.limit_in_bytes"
+        if swap.exists():  # no swapping out of the cap
+            swap.write_text(str(memory_bytes))
+        self._write("pids", "pids.max", limits.max_processes)
+
+    def _write(self, controller: str, name: str, value: object) -> None:
+        (self.paths[controller] / name).write_text(str(value))
+
+    def _read(self, controller: str, name: str) -> str:
+        return (self.paths[controller] / name).read_text()
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(p / "cgroup.procs") for p in self.paths.values()]
+
+    def cpu_time_s(self) -> float:
+        return int(self._read("cpuacct", "cpuacct.usage")) / 1e9
+
+    def peak_memory(self) -> int:
+        return int(self._read("memory", "memory.max_usage_in_bytes"))
+
+    def oom_killed(self) -> bool:
+        for line in self._read("memory", "memory.oom_control").splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill" and int(value) > 0:
+                return True
+        return int(self._read("memory", "memory.failcnt")) > 0 and self._pids_gone()
+
+    def _pids_gone(self) -> bool:
+        return not self._read("memory", "cgroup.procs").strip()
+
+    def kill_all(self) -> None:
+        """SIGKILL every process left in the group until it is empty."""
+        for _ in range(200):
+            pids = [int(p) for p in self._read("pids", "cgroup.procs").split()]
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.005)
+        logger.error("processes survive in %s after repeated SIGKILL", self.paths["pids"])
+
+    def remove(self) -> None:
+        for path in self.paths.values():
+            for _ in range(100):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # still emptying
+                    time.sleep(0.005)
+
+
+def bubblewrap_argv(
+    bwrap: str,
+    app_dir: Path,
+    app_writable: bool,
+    limits: Limits,
+    env: Mapping[str, str],
+    binds: Sequence[tuple[Path, str]] = (),
+) -> list[str]:
+    """The bubblewrap command line that confines one run."""
+    tmpfs_bytes = str(limits.tmpfs_mb * 1024 * 1024)
+    argv = [
+        bwrap,
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--uid", "65534",
+        "--gid", "65534",
+        "--hostname", "sandbox",
+        "--ro-bind", "/usr", "/usr",
+        "--symlink", "usr/lib", "/lib",
+        "--symlink", "usr/lib64", "/lib64",
+        "--symlink", "usr/bin", "/bin",
+        "--symlink", "usr/sbin", "/sbin",
+    ]  # fmt: skip
+    for path in _ETC_BINDS:
+        argv += ["--ro-bind-try", path, path]
+    argv += [
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--size", tmpfs_bytes, "--tmpfs", "/dev/shm",
+        "--size", tmpfs_bytes, "--tmpfs", "/tmp",
+        "--bind" if app_writable else "--ro-bind", str(app_dir), "/app",
+        "--size", tmpfs_bytes, "--tmpfs", "/work",
+        *[a for src, dest in binds for a in ("--bind", str(src), dest)],
+        "--chdir", "/app" if app_writable else "/work",
+        "--clearenv",
+        "--setenv", "PATH", SANDBOX_PATH,
+        "--setenv", "HOME", "/work",
+        "--setenv", "TMPDIR", "/tmp",
+        "--setenv", "LANG", "C.UTF-8",
+    ]  # fmt: skip
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    return [*argv, "--"]
+
+
+def _unsandboxed_env(env: Mapping[str, str]) -> dict[str, str]:
+    return {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", **env}
+
+
+def run_command(
+    argv: Sequence[str],
+    *,
+    app_dir: Path,
+    limits: Limits,
+    stdin_path: Path | None,
+    stdout_path: Path,
+    stderr_path: Path,
+    env: Mapping[str, str] | None = None,
+    app_writable: bool = False,
+    isolate: bool = True,
+    memory_overhead_mb: int = 0,
+    use_cgroups: bool = True,
+    binds: Sequence[tuple[Path, str]] = (),
+) -> RunOutcome:
+    """Run ``argv`` confined, feeding ``stdin_path`` and capturing stdout/stderr to files.
+
+    ``app_dir`` is mounted at ``/app`` (writable only for the build step), ``binds`` are extra
+    writable ``(host path, sandbox path)`` mounts (a private build cache); with
+    ``isolate=False`` (the caller's explicit opt-out) the command runs directly in ``app_dir``
+    with the same limits but without the namespaces and mounts.
+    """
+    env = dict(env or {})
+    memory_bytes = (limits.memory_mb + memory_overhead_mb) * 1024 * 1024
+    if isolate:
+        bwrap = bubblewrap_path()
+        if bwrap is None:
+            raise IsolationUnavailable(
+                "bubblewrap (bwrap) is not installed: refusing to run untrusted code without "
+                "isolation. Install the Debian package bubblewrap, or opt out explicitly "
+                "(isolation='none' / --no-isolation) on a machine you can afford to lose."
+            )
+        full = [*bubblewrap_argv(bwrap, app_dir, app_writable, limits, env, binds), *argv]
+        cwd = None
+        popen_env: dict[str, str] = {}
+    else:
+        # The same paths as in the sandbox, on the host: /app is the build directory.
+        full = [str(app_dir) + a[4:] if a == "/app" or a.startswith("/app/") else a for a in argv]
+        cwd = str(app_dir)
+        popen_env = _unsandboxed_env(env)
+        for src, dest in binds:  # no mounts without isolation: point the variable at the copy
+            popen_env = {k: (str(src) if v == dest else v) for k, v in popen_env.items()}
+
+    group = _CGroup(limits, memory_bytes) if use_cgroups else None
+    # A small shell enters the cgroups and sets per-process limits, then execs the command:
+    # no Python code runs between fork and exec (preexec_fn is unsafe with threads).
+    prelude = ""
+    if group is not None:
+        prelude = "".join(f'echo $$ > "{p}" && ' for p in group.procs_files)
+    rlimits = [
+        f"--fsize={limits.output_bytes}",
+        "--core=0",
+        "--nofile=256",
+        f"--cpu={int(limits.cpu_time_s) + 1}",
+    ]
+    if group is None and not isolate:
+        rlimits.append(f"--data={memory_bytes}")
+    wrapper = [
+        "/bin/sh", "-c", prelude + 'exec "$@"', "sandbox-enter",
+        "/usr/bin/prlimit", *rlimits, "--", *full,
+    ]  # fmt: skip
+
+    stdin = open(stdin_path, "rb") if stdin_path is not None else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            start = time.monotonic()
+            proc = subprocess.Popen(
+                wrapper,
+                stdin=stdin,
+                stdout=out,
+                stderr=err,
+                cwd=cwd,
+                env=popen_env,
+                start_new_session=True,
+                close_fds=True,
+            )
+            timed_out = _wait(proc, group, limits, start)
+            wall = time.monotonic() - start
+    finally:
+        if stdin is not subprocess.DEVNULL:
+            stdin.close()
+        if group is not None:
+            group.kill_all()
+    try:
+        _kill_session(proc.pid)
+        cpu = group.cpu_time_s() if group is not None else None
+        peak = group.peak_memory() if group is not None else None
+        oom = group.oom_killed() if group is not None else False
+    finally:
+        if group is not None:
+            group.remove()
+    code = proc.returncode
+    exit_code, sig = (code, None) if code >= 0 else (None, -code)
+    # bubblewrap reports a child killed by signal N as exit status 128 + N.
+    if isolate and exit_code is not None and exit_code > 128 and exit_code - 128 < 65:
+        exit_code, sig = None, exit_code - 128
+    if cpu is not None and cpu > limits.cpu_time_s:
+        timed_out = True
+    if sig == signal.SIGXCPU:
+        timed_out = True
+    output_exceeded = stdout_path.stat().st_size >= limits.output_bytes or sig == signal.SIGXFSZ
+    return RunOutcome(
+        exit_code=exit_code,
+        signal=sig,
+        wall_time_s=wall,
+        cpu_time_s=cpu,
+        peak_memory_bytes=peak,
+        timed_out=timed_out,
+        memory_exceeded=oom,
+        output_exceeded=output_exceeded,
+        isolated=isolate,
+    )
+
+
+def _wait(proc: subprocess.Popen, group: _CGroup | None, limits: Limits, start: float) -> bool:
+    """Wait for ``proc``; kill the tree past the wall-clock or tree CPU limit."""
+    deadline = start + limits.wall_time_s
+    delay = 0.001
+    while True:
+        try:
+            proc.wait(timeout=delay)
+            return False
+        except subprocess.TimeoutExpired:
+            pass
+        delay = min(delay * 2, POLL_S)
+        over_cpu = group is not None and group.cpu_time_s() > limits.cpu_time_s
+        if time.monotonic() > deadline or over_cpu:
+            _kill_session(proc.pid)
+            if group is not None:
+                group.kill_all()
+            proc.wait()
+            return True
+
+
+def _kill_session(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,179 @@
+"""The five CoREB languages: how each is built and run, and what provides its toolchain.
+
+Adding a language is one :class:`Language` entry in ``LANGUAGES``. Paths inside the sandbox:
+the candidate's build directory is ``/app`` (read-only when tests run), the test's private
+writable directory is ``/work``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+
+
+class ToolchainMissing(RuntimeError):
+    """A language toolchain is not installed: an environment problem, never a failed solution."""
+
+
+@dataclass(frozen=True)
+class Language:
+    """How to build and run one language.
+
+    Attributes:
+        name: the ``language`` field of a candidate.
+        source: file name of the program in the build directory.
+        compile: argv run in the build directory (``None`` for interpreted languages).
+        run: argv that runs the built program.
+        binaries: host executables the language needs (checked before anything runs).
+        debian_package: what to install when a binary is missing.
+        env: extra environment variables inside the sandbox.
+        test_source: file name of a separate unit-test program (Go's ``_test.go``), if any.
+        test_compile: argv building the unit-test program, when it is separate.
+        test_run: argv running it.
+        memory_overhead_mb: memory the runtime itself needs on top of the program's limit
+            (the JVM's non-heap memory), added to the cgroup cap.
+        build_cache: mount point of a build cache inside the sandbox (Go's GOCACHE). Each
+            candidate gets a private copy of a cache warmed once by building ``warmup``, so
+            library packages (testify) are not recompiled for every candidate.
+        warmup: ``{file name: source}`` built once, with the unit-test build command, to warm
+            ``build_cache``.
+        assertion_failure: regex over a failed unit-test program's stderr + stdout that marks a
+            failed assertion (verdict ``wrong_answer``) rather than a crash (``runtime_error``).
+    """
+
+    name: str
+    source: str
+    compile: tuple[str, ...] | None
+    run: tuple[str, ...]
+    binaries: tuple[str, ...]
+    debian_package: str
+    env: dict[str, str] = field(default_factory=dict)
+    test_source: str | None = None
+    test_compile: tuple[str, ...] | None = None
+    test_run: tuple[str, ...] | None = None
+    memory_overhead_mb: int = 0
+    build_cache: str | None = None
+    warmup: dict[str, str] | None = None
+    assertion_failure: str = r"(?!)"
+
+    def check_toolchain(self) -> None:
+        missing = [b for b in self.binaries if shutil.which(b) is None]
+        if missing:
+            raise ToolchainMissing(
+                f"the {self.name} toolchain is missing ({', '.join(missing)} not on PATH): "
+                f"install the Debian package {self.debian_package} "
+                f"(apt-get install -y {self.debian_package}, or `make system-deps`)"
+            )
+
+    def run_argv(self, memory_mb: int) -> tuple[str, ...]:
+        return tuple(a.replace("{heap_mb}", str(memory_mb)) for a in self.run)
+
+
+# JVM: an address-space cap breaks it, so the heap is capped with -Xmx at the test's memory
+# limit and the cgroup (which counts real memory of the whole tree) gets the JVM's own overhead
+# on top. Serial GC, C1 only and a small code cache keep start-up and footprint down.
+_JAVA_FLAGS = (
+    "-Xmx{heap_mb}m",
+    "-Xss64m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:ReservedCodeCacheSize=32m",
+    "-XX:MaxMetaspaceSize=128m",
+    "-Xshare:auto",
+)
+
+_GO_WARMUP = """package main
+
+import (
+    "testing"
+    "github.com/stretchr/testify/assert"
+)
+
+func TestWarmup(t *testing.T) {
+    assert.Equal(t, 1, 1)
+}
+"""
+
+LANGUAGES: dict[str, Language] = {
+    lang.name: lang
+    for lang in (
+        Language(
+            name="python",
+            source="main.py",
+            compile=("/usr/bin/python3", "-m", "py_compile", "main.py"),
+            run=("/usr/bin/python3", "/app/main.py"),
+            binaries=("/usr/bin/python3",),
+            debian_package="python3",
+            env={"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"},
+            assertion_failure=r"(?m)^AssertionError\b[^\n]*\s*\Z",
+        ),
+        Language(
+            name="cpp",
+            source="main.cpp",
+            compile=("/usr/bin/g++", "-std=gnu++17", "-O2", "-pipe", "-o", "main", "main.cpp"),
+            run=("/app/main",),
+            binaries=("/usr/bin/g++",),
+            debian_package="g++",
+            assertion_failure=r"Assertion `.*' failed",
+        ),
+        Language(
+            name="java",
+            source="Main.java",
+            compile=(
+                "/usr/bin/javac",
+                "-J-Xmx512m",
+                "-J-XX:+UseSerialGC",
+                "-encoding",
+                "UTF-8",
+                "-nowarn",
+                "Main.java",
+            ),
+            run=("/usr/bin/java", *_JAVA_FLAGS, "-cp", "/app", "Main"),
+            binaries=("/usr/bin/javac", "/usr/bin/java"),
+            debian_package="default-jdk-headless",
+            memory_overhead_mb=192,
+            assertion_failure=r"java\.lang\.AssertionError",
+        ),
+        Language(
+            name="go",
+            source="main.go",
+            compile=("/usr/bin/go", "build", "-o", "main", "main.go"),
+            run=("/app/main",),
+            binaries=("/usr/bin/go",),
+            debian_package="golang-go",
+            # GOPATH mode with Debian's Go libraries (testify for HumanEval-X) and no network.
+            env={
+                "GO111MODULE": "off",
+                "GOPATH": "/usr/share/gocode",
+                "GOCACHE": "/gocache",
+                "GOFLAGS": "-buildvcs=false",
+                "GOTOOLCHAIN": "local",
+                "GOPROXY": "off",
+                "CGO_ENABLED": "0",
+            },
+            # Unit tests: solution and test merged into one _test.go file (sandbox.harness).
+            test_source="main_test.go",
+            test_compile=("/usr/bin/go", "test", "-c", "-o", "main.test"),
+            test_run=("/app/main.test", "-test.v"),
+            build_cache="/gocache",
+            warmup={"main_test.go": _GO_WARMUP},
+            assertion_failure=r"(?s)\A(?!.*\bpanic: ).*--- FAIL",
+        ),
+        Language(
+            name="ruby",
+            source="main.rb",
+            compile=("/usr/bin/ruby", "-c", "main.rb"),
+            run=("/usr/bin/ruby", "/app/main.rb"),
+            binaries=("/usr/bin/ruby",),
+            debian_package="ruby",
+            # MBXP's Ruby tests raise "Error at test case N"; minitest/test-unit style failures.
+            assertion_failure=r"Error at test case|Assertion failed|\(Minitest::Assertion\)",
+        ),
+    )
+}
+
+
+def get_language(name: object) -> Language:
+    if name not in LANGUAGES:
+        raise ValueError(f"unknown language {name!r}: expected one of {', '.join(LANGUAGES)}")
+    return LANGUAGES[name]  # type: ignore[index]

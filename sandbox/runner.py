@@ -1,0 +1,499 @@
+"""Executing candidates: compile once, run every test against that build, judge, measure.
+
+The unit of work is a *candidate* (one solution with its tests); see :func:`check_candidate` for
+the record fields. Results are plain dicts ready for JSONL (:func:`execute_file` streams them and
+resumes an interrupted run).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import statistics
+import tempfile
+import threading
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from sandbox.compare import FLOAT_TOLERANCE, outputs_match
+from sandbox.harness import STYLES, go_unittest_file, json_results_match, program_source
+from sandbox.isolation import (
+    IsolationUnavailable,
+    Limits,
+    RunOutcome,
+    bubblewrap_path,
+    cgroups_available,
+    run_command,
+)
+from sandbox.languages import Language, get_language
+
+logger = logging.getLogger(__name__)
+
+VERDICTS = (
+    "pass",
+    "wrong_answer",
+    "runtime_error",
+    "time_limit",
+    "memory_limit",
+    "output_limit",
+    "compile_error",
+)
+_TAIL = 2000  # characters of stderr kept per test
+
+
+@dataclass(frozen=True)
+class ExecutionConfig:
+    """How candidates are executed.
+
+    Attributes:
+        limits: limits of each test run (a candidate may override time and memory).
+        compile_limits: limits of the build step.
+        isolation: ``"bubblewrap"`` (default) or ``"none"``, an explicit opt-out recorded in
+            every result; untrusted code is refused when bubblewrap is missing.
+        repeats: runs per test; above 1 the timings are reported as median with min and max
+            (timing-grade measurements for QualCode speed/memory labels).
+        workers: candidates executed in parallel (default: the number of cores).
+        float_tolerance: absolute/relative tolerance for float tokens in stdio tests.
+        work_root: where the per-candidate build directories are created (removed after use).
+    """
+
+    limits: Limits = field(default_factory=Limits)
+    compile_limits: Limits = field(
+        default_factory=lambda: Limits(
+            wall_time_s=60, cpu_time_s=60, memory_mb=2048, max_processes=256, tmpfs_mb=512
+        )
+    )
+    isolation: str = "bubblewrap"
+    repeats: int = 1
+    workers: int | None = None
+    float_tolerance: float = FLOAT_TOLERANCE
+    work_root: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.isolation not in ("bubblewrap", "none"):
+            raise ValueError(f"isolation must be 'bubblewrap' or 'none', got {self.isolation!r}")
+        if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
+            raise ValueError(f"repeats must be a positive int, got {self.repeats!r}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers!r}")
+
+
+def check_candidate(record: object, where: str = "candidate") -> dict[str, Any]:
+    """Validate one candidate record and return it normalised.
+
+    Fields: ``id`` (str), ``language`` (python, cpp, java, go, ruby), ``code`` (str), and
+    either ``tests`` (a list of ``{"input": str, "output": str}``) or ``test_program`` (str, the
+    unit-test program). Optional: ``test_style`` (stdio, functional, unittest; inferred),
+    ``fn_name`` (functional tests), ``time_limit_s`` and ``memory_mb`` (per-candidate limits).
+    """
+    if not isinstance(record, Mapping):
+        raise TypeError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    for key in ("id", "language", "code"):
+        if not isinstance(record.get(key), str) or (key != "code" and not record[key]):
+            raise ValueError(f"{where}: field {key!r} must be a non-empty string")
+    cid = record["id"]
+    get_language(record["language"])
+    tests = record.get("tests", [])
+    test_program = record.get("test_program")
+    style = record.get("test_style") or (
+        "unittest"
+        if test_program is not None
+        else "functional"
+        if record.get("fn_name")
+        else "stdio"
+    )
+    if style not in STYLES:
+        raise ValueError(f"{where} ({cid}): test_style must be one of {STYLES}, got {style!r}")
+    if style == "unittest":
+        if not isinstance(test_program, str) or not test_program.strip():
+            raise ValueError(f"{where} ({cid}): unittest style needs a 'test_program' string")
+    else:
+        if not isinstance(tests, list) or not tests:
+            raise ValueError(f"{where} ({cid}): 'tests' must be a non-empty list of test cases")
+        for i, test in enumerate(tests):
+            if not (
+                isinstance(test, Mapping)
+                and isinstance(test.get("input"), str)
+                and isinstance(test.get("output"), str)
+            ):
+                raise ValueError(
+                    f"{where} ({cid}): tests[{i}] must be {{'input': str, 'output': str}}"
+                )
+    if style == "functional":
+        if record["language"] != "python":
+            raise ValueError(f"{where} ({cid}): functional tests are supported for Python only")
+        if not isinstance(record.get("fn_name"), str) or not record["fn_name"].isidentifier():
+            raise ValueError(f"{where} ({cid}): functional tests need 'fn_name', an identifier")
+    for key in ("time_limit_s", "memory_mb"):
+        value = record.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or value <= 0):  # fmt: skip
+            raise ValueError(f"{where} ({cid}): {key} must be a positive number, got {value!r}")
+    return {**record, "test_style": style, "tests": list(tests) if style != "unittest" else []}
+
+
+def _tail(path: Path) -> str:
+    data = path.read_bytes()
+    return data[-_TAIL:].decode("utf-8", errors="replace")
+
+
+def _verdict(outcome: RunOutcome, stdout: Path, stderr: Path, expected: str | None,
+             style: str, tolerance: float, lang: Language) -> str:  # fmt: skip
+    if outcome.timed_out:
+        return "time_limit"
+    err = _tail(stderr)
+    if (
+        outcome.memory_exceeded
+        or "java.lang.OutOfMemoryError" in err
+        or ("MemoryError" in err and outcome.exit_code not in (0, None))
+    ):
+        return "memory_limit"
+    if outcome.output_exceeded:
+        return "output_limit"
+    if outcome.exit_code != 0:
+        if style == "unittest" and re.search(lang.assertion_failure, err + "\n" + _tail(stdout)):
+            return "wrong_answer"
+        return "runtime_error"
+    if style == "unittest":
+        return "pass"
+    actual = stdout.read_text(encoding="utf-8", errors="replace")
+    if style == "functional":
+        return "pass" if json_results_match(expected or "", actual, tolerance) else "wrong_answer"
+    return "pass" if outputs_match(expected or "", actual, tolerance) else "wrong_answer"
+
+
+def _measure(outcomes: list[RunOutcome]) -> dict[str, Any]:
+    first = outcomes[0]
+    out: dict[str, Any] = {
+        "exit_code": first.exit_code,
+        "signal": first.signal,
+    }
+    for key in ("wall_time_s", "cpu_time_s", "peak_memory_bytes"):
+        values = [getattr(o, key) for o in outcomes if getattr(o, key) is not None]
+        if not values:
+            out[key] = None
+            continue
+        out[key] = statistics.median(values) if len(values) > 1 else values[0]
+        if len(outcomes) > 1:
+            out[f"{key}_min"] = min(values)
+            out[f"{key}_max"] = max(values)
+    return out
+
+
+class Executor:
+    """Runs candidates under one :class:`ExecutionConfig`."""
+
+    def __init__(self, config: ExecutionConfig | None = None) -> None:
+        self.config = config or ExecutionConfig()
+        self.isolate = self.config.isolation == "bubblewrap"
+        if self.isolate and bubblewrap_path() is None:
+            raise IsolationUnavailable(
+                "bubblewrap (bwrap) is not installed: refusing to run untrusted code without "
+                "isolation. Install the Debian package bubblewrap (`make system-deps`), or opt "
+                "out explicitly with isolation='none' (CLI: --no-isolation)."
+            )
+        self._caches: dict[str, Path] = {}
+        self._cache_lock = threading.Lock()
+        self.use_cgroups = cgroups_available()
+        if not self.use_cgroups:
+            logger.warning(
+                "cgroup v1 memory/pids/cpuacct are not writable here: memory is capped with "
+                "RLIMIT_DATA only, and CPU time and peak memory are not measured"
+            )
+
+    def _warm_cache(self, lang: Language) -> Path:
+        """A build cache warmed once per executor by building ``lang.warmup`` (sandboxed)."""
+        with self._cache_lock:
+            if lang.name in self._caches:
+                return self._caches[lang.name]
+            root = Path(
+                tempfile.mkdtemp(prefix=f"coreb-{lang.name}-cache-", dir=self.config.work_root)
+            )
+            weakref.finalize(self, shutil.rmtree, root, True)
+            app, cache = root / "app", root / "cache"
+            app.mkdir()
+            cache.mkdir()
+            for name, text in (lang.warmup or {}).items():
+                (app / name).write_text(text, encoding="utf-8")
+            if lang.warmup:
+                outcome = run_command(
+                    lang.test_compile or lang.compile or (),
+                    app_dir=app,
+                    limits=self.config.compile_limits,
+                    stdin_path=None,
+                    stdout_path=root / "warmup.out",
+                    stderr_path=root / "warmup.err",
+                    env=lang.env,
+                    app_writable=True,
+                    isolate=self.isolate,
+                    use_cgroups=self.use_cgroups,
+                    binds=[(cache, lang.build_cache or "")],
+                )
+                if outcome.exit_code != 0:  # builds still work, only slower
+                    logger.warning(
+                        "warming the %s build cache failed: %s",
+                        lang.name,
+                        _tail(root / "warmup.err"),
+                    )
+            self._caches[lang.name] = cache
+            return cache
+
+    # -- one candidate -------------------------------------------------------------------
+    def run_candidate(self, candidate: Mapping[str, Any]) -> dict[str, Any]:
+        cand = check_candidate(candidate)
+        lang = get_language(cand["language"])
+        lang.check_toolchain()
+        limits = self.config.limits
+        if cand.get("time_limit_s") is not None:
+            t = float(cand["time_limit_s"])
+            limits = replace(limits, wall_time_s=max(t * 2, t + 1), cpu_time_s=t)
+        if cand.get("memory_mb") is not None:
+            limits = replace(limits, memory_mb=int(cand["memory_mb"]))
+        build = Path(tempfile.mkdtemp(prefix="coreb-sandbox-", dir=self.config.work_root))
+        try:
+            return self._run_in(build, cand, lang, limits)
+        finally:
+            shutil.rmtree(build, ignore_errors=True)
+
+    def _run_in(self, build: Path, cand: dict, lang: Language, limits: Limits) -> dict[str, Any]:
+        app = build / "app"
+        io_dir = build / "io"
+        app.mkdir()
+        io_dir.mkdir()
+        style = cand["test_style"]
+        # Go needs solution and test in one file; other languages append the test program.
+        unit_file = style == "unittest" and lang.test_source is not None
+        if unit_file:
+            merged = go_unittest_file(cand["code"], cand["test_program"])
+            (app / lang.test_source).write_text(merged, encoding="utf-8")
+        else:
+            source = program_source(
+                cand["code"], style, cand.get("fn_name"), cand.get("test_program")
+            )
+            (app / lang.source).write_text(source, encoding="utf-8")
+        build_argv = lang.test_compile if unit_file else lang.compile
+        run_argv = lang.test_run if unit_file else lang.run_argv(limits.memory_mb)
+        binds: list[tuple[Path, str]] = []
+        if lang.build_cache is not None:
+            cache = build / "cache"
+            shutil.copytree(self._warm_cache(lang), cache, symlinks=True)
+            binds = [(cache, lang.build_cache)]
+
+        result: dict[str, Any] = {
+            "id": cand["id"],
+            "language": lang.name,
+            "test_style": style,
+            "isolation": "bubblewrap" if self.isolate else "none",
+            "accounting": "cgroup" if self.use_cgroups else "rlimit",
+        }
+        compile_info: dict[str, Any] = {"ok": True, "time_s": 0.0}
+        if build_argv is not None:
+            outcome = run_command(
+                build_argv,
+                app_dir=app,
+                limits=self.config.compile_limits,
+                stdin_path=None,
+                stdout_path=io_dir / "compile.out",
+                stderr_path=io_dir / "compile.err",
+                env=lang.env,
+                app_writable=True,
+                isolate=self.isolate,
+                memory_overhead_mb=lang.memory_overhead_mb,
+                use_cgroups=self.use_cgroups,
+                binds=binds,
+            )
+            ok = outcome.exit_code == 0 and not outcome.timed_out
+            compile_info = {
+                "ok": ok,
+                "time_s": outcome.wall_time_s,
+                "stderr": ""
+                if ok
+                else _tail(io_dir / "compile.err") + _tail(io_dir / "compile.out"),
+            }
+        result["compile"] = compile_info
+        n_tests = len(cand["tests"]) if style != "unittest" else 1
+        tests: list[dict[str, Any]] = []
+        if not compile_info["ok"]:
+            tests = [{"verdict": "compile_error"} for _ in range(n_tests)]
+        else:
+            cases = cand["tests"] if style != "unittest" else [{"input": "", "output": None}]
+            for i, case in enumerate(cases):
+                stdin = io_dir / f"{i}.in"
+                stdin.write_text(case["input"], encoding="utf-8")
+                outcomes, verdicts = [], []
+                for r in range(self.config.repeats):
+                    out, err = io_dir / f"{i}.{r}.out", io_dir / f"{i}.{r}.err"
+                    outcome = run_command(
+                        run_argv,
+                        app_dir=app,
+                        limits=limits,
+                        stdin_path=stdin,
+                        stdout_path=out,
+                        stderr_path=err,
+                        env=lang.env,
+                        isolate=self.isolate,
+                        memory_overhead_mb=lang.memory_overhead_mb,
+                        use_cgroups=self.use_cgroups,
+                    )
+                    outcomes.append(outcome)
+                    verdicts.append(
+                        _verdict(
+                            outcome,
+                            out,
+                            err,
+                            case["output"],
+                            style,
+                            self.config.float_tolerance,
+                            lang,
+                        )
+                    )
+                    if verdicts[-1] in ("time_limit", "memory_limit", "output_limit"):
+                        break  # no point re-running a program that blew a limit
+                test = {"verdict": verdicts[0], **_measure(outcomes)}
+                if len(set(verdicts)) > 1:
+                    test["verdicts_across_repeats"] = verdicts
+                if verdicts[0] != "pass":
+                    test["stderr_tail"] = _tail(io_dir / f"{i}.0.err")
+                tests.append(test)
+        passed_n = sum(t["verdict"] == "pass" for t in tests)
+        result.update(
+            {
+                "passed": passed_n == n_tests,
+                "pass_rate": passed_n / n_tests,
+                "test_passed": passed_n,
+                "test_total": n_tests,
+                "verdicts": [t["verdict"] for t in tests],
+                "tests": tests,
+                "limits": asdict(limits),
+                "repeats": self.config.repeats,
+            }
+        )
+        return result
+
+    # -- many candidates -------------------------------------------------------------------
+    def run_many(
+        self, candidates: Iterable[Mapping[str, Any]], progress: bool = False
+    ) -> Iterator[dict[str, Any]]:
+        """Execute candidates in parallel; yields results as they complete (any order)."""
+        cands = list(candidates)
+        for i, cand in enumerate(cands):
+            check_candidate(cand, f"candidate {i}")
+        for name in sorted({c["language"] for c in cands}):
+            get_language(name).check_toolchain()
+        workers = self.config.workers or os.cpu_count() or 1
+        from tqdm.auto import tqdm
+
+        bar = tqdm(
+            total=len(cands), desc="executing", unit="cand", disable=None if progress else True
+        )
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending = set()
+            queue = iter(cands)
+            for cand in queue:
+                pending.add(pool.submit(self.run_candidate, cand))
+                if len(pending) >= 2 * workers:
+                    break
+            try:
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        bar.update(1)
+                        yield fut.result()
+                        nxt = next(queue, None)
+                        if nxt is not None:
+                            pending.add(pool.submit(self.run_candidate, nxt))
+            finally:
+                for fut in pending:
+                    fut.cancel()
+                bar.close()
+
+
+def execute(
+    candidates: Iterable[Mapping[str, Any]], config: ExecutionConfig | None = None
+) -> list[dict[str, Any]]:
+    """Execute candidates and return their results in input order."""
+    cands = list(candidates)
+    by_id = {r["id"]: r for r in Executor(config).run_many(cands)}
+    return [by_id[c["id"]] for c in cands]
+
+
+def read_candidates(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Read and validate a candidates JSONL file (errors name the line)."""
+    out, seen = [], set()
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
+            record = check_candidate(record, where)
+            if record["id"] in seen:
+                raise ValueError(f"{where}: duplicate candidate id {record['id']!r}")
+            seen.add(record["id"])
+            out.append(record)
+    if not out:
+        raise ValueError(f"{path}: no candidate in the file")
+    return out
+
+
+def _completed_ids(out_path: Path) -> set[str]:
+    """Ids already in a results file; a torn last line (interrupted write) is cut off."""
+    if not out_path.exists():
+        return set()
+    data = out_path.read_bytes()
+    keep = data.rfind(b"\n") + 1
+    if keep < len(data):
+        logger.warning("%s: dropping an unfinished last line left by an interrupted run", out_path)
+        with open(out_path, "r+b") as handle:
+            handle.truncate(keep)
+    ids = set()
+    for number, line in enumerate(data[:keep].splitlines(), start=1):
+        if line.strip():
+            try:
+                ids.add(json.loads(line)["id"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise ValueError(
+                    f"{out_path}:{number}: not a result line; is this the right --out file?"
+                ) from None
+    return ids
+
+
+def execute_file(
+    in_path: str | os.PathLike,
+    out_path: str | os.PathLike,
+    config: ExecutionConfig | None = None,
+    progress: bool = True,
+) -> dict[str, int]:
+    """Execute a candidates JSONL file, streaming results to ``out_path`` (JSONL).
+
+    An interrupted run resumes: candidates whose result is already in ``out_path`` are skipped,
+    so nothing is recomputed or lost. Returns counts of skipped and executed candidates.
+    """
+    out_path = Path(out_path)
+    candidates = read_candidates(in_path)
+    done = _completed_ids(out_path)
+    unknown = done - {c["id"] for c in candidates}
+    if unknown:
+        raise ValueError(
+            f"{out_path} holds results for {len(unknown)} ids that are not in {in_path} "
+            f"(e.g. {sorted(unknown)[0]!r}): is this the right --out file?"
+        )
+    todo = [c for c in candidates if c["id"] not in done]
+    executed = 0
+    with open(out_path, "a", encoding="utf-8") as out:
+        for result in Executor(config).run_many(todo, progress=progress):
+            out.write(json.dumps(result) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+            executed += 1
+    return {"skipped": len(done), "executed": executed, "total": len(candidates)}

@@ -1,0 +1,69 @@
+"""HumanEval-X (THUDM/CodeGeeX): the 164 HumanEval problems in Python, C++, Java and Go, with
+canonical solutions and unit-test programs, as unit-test-style execution candidates.
+
+The files are read in place (``../shared/data/humaneval_x/humaneval_<lang>.jsonl.gz``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+LANGUAGES = ("python", "cpp", "java", "go")
+
+# A statement that makes any solution fail, inserted as the first line of the function body
+# (before the canonical body, so imports stay used and the code still compiles).
+BREAK_STATEMENT = {
+    "python": '    raise RuntimeError("deliberately broken")\n',
+    "cpp": "    abort();\n",
+    "java": '        if (true) throw new RuntimeException("deliberately broken");\n',
+    "go": '    panic("deliberately broken")\n',
+    "ruby": '  raise "deliberately broken"\n',
+}
+
+
+def read_rows(data_dir: str | Path, language: str) -> list[dict[str, Any]]:
+    if language not in LANGUAGES:
+        raise ValueError(f"HumanEval-X has no {language!r}; choose one of {LANGUAGES}")
+    path = Path(data_dir) / f"humaneval_{language}.jsonl.gz"
+    if not path.is_file():
+        raise FileNotFoundError(f"HumanEval-X file not found: {path}")
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _python_entry_point(row: dict[str, Any]) -> str:
+    names = re.findall(r"^def (\w+)\(", row["declaration"], flags=re.M)
+    if not names:
+        raise ValueError(f"{row['task_id']}: no function declaration found")
+    return names[-1]
+
+
+def candidate(row: dict[str, Any], language: str, broken: bool = False) -> dict[str, Any]:
+    """One unit-test candidate: the canonical solution (or a broken variant) and its test."""
+    body = (BREAK_STATEMENT[language] if broken else "") + row["canonical_solution"]
+    if language == "python":
+        code = row["prompt"] + body
+        test = row["test"] + f"\n\ncheck({_python_entry_point(row)})\n"
+    elif language == "go":
+        code = "package main\n\n" + row["prompt"] + body
+        test = row["test_setup"] + "\n" + row["test"]
+    else:  # cpp, java: the declaration carries the includes/imports the solution needs
+        code = row["declaration"] + body
+        test = row["test"]
+    suffix = "broken" if broken else "canonical"
+    return {
+        "id": f"{row['task_id']}/{suffix}".replace("/", "__"),
+        "language": language,
+        "code": code,
+        "test_program": test,
+        "test_style": "unittest",
+        "meta": {"source": "humaneval_x", "task_id": row["task_id"], "variant": suffix},
+    }
+
+
+def candidates(data_dir: str | Path, language: str, broken: bool = False) -> list[dict[str, Any]]:
+    return [candidate(row, language, broken) for row in read_rows(data_dir, language)]
