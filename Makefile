@@ -24,9 +24,21 @@ $(STAMP): pyproject.toml Makefile
 
 venv: $(STAMP)
 
-# Debian packages: none needed yet (the sandbox issue adds the language toolchains here).
+# Debian packages: the five CoREB toolchains, Go's testify (HumanEval-X Go tests, offline) and
+# bubblewrap (the sandbox). Installed when missing and we are root; otherwise say how, and the
+# tests that need them skip with that reason.
+SYSTEM_PACKAGES := bubblewrap g++ default-jdk-headless golang-go ruby golang-github-stretchr-testify-dev \
+	libboost-dev libssl-dev
+
 system-deps:
-	@true
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian packages: $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	else \
+		echo "missing Debian packages: $$missing -- run: sudo make system-deps" >&2; \
+	fi
 
 demo: $(STAMP)
 	$(VENV)/bin/coreb evaluate examples/run.trec --qrels examples/qrels.trec \

@@ -12,9 +12,11 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from coreb_cli.commands import compare, evaluate
+from coreb_cli.commands import compare, evaluate, execute
+from sandbox.isolation import IsolationUnavailable
+from sandbox.languages import ToolchainMissing
 
-COMMANDS = (evaluate, compare)
+COMMANDS = (evaluate, compare, execute)
 
 DESCRIPTION = """\
 Quality-aware code-search benchmarks (CoREB, QualCode) on the Hugging Face stack.
@@ -52,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return args._command.run(args)
-    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError) as err:
+    except (ValueError, TypeError, OSError, ToolchainMissing, IsolationUnavailable) as err:
         # Bad input is the user's to fix: say what and where, without a traceback.
         args._parser.exit(2, f"coreb {args.command}: error: {err}\n")
     return 2

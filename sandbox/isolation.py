@@ -2,9 +2,14 @@
 
 Isolation (bubblewrap, one fresh sandbox per run):
 
+* the sandbox is started by an unprivileged host user (``nobody``, uid 65534, no capabilities,
+  no supplementary groups) even when the caller is root: a user namespace created by root maps
+  the sandbox user to host root, whose identity alone opens ``/proc/sys`` and root-owned files
+  for writing (found by the adversarial suite: a sandboxed program could rewrite
+  ``kernel.core_pattern``);
 * every namespace unshared: no network (loopback only, no DNS), own PID namespace (nothing can
   see or signal the host's processes, and everything dies with the sandbox's init), own IPC,
-  UTS and user namespace; the program runs as ``nobody`` with no capabilities;
+  UTS and user namespace; ``/proc/sys`` is mounted read-only;
 * a minimal read-only view of the system (``/usr`` and the few ``/etc`` files runtimes need; no
   ``/etc/shadow``, no home, no repository), the candidate's build directory read-only at ``/app``
   and a fresh size-capped tmpfs at ``/work``, ``/tmp`` and ``/dev/shm``;
@@ -51,6 +56,7 @@ _ETC_BINDS = (
     "/etc/localtime",
 )
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+SANDBOX_UID = 65534  # nobody: the host user every sandboxed (and opted-out) command runs as
 
 
 class IsolationUnavailable(RuntimeError):
@@ -88,12 +94,14 @@ class Limits:
 class RunOutcome:
     """What the kernel says about one run."""
 
-    exit_code: int | None  # None when killed by a signal
-    signal: int | None
+    # The command's exit status as a shell reports it: a program killed by signal N shows as
+    # 128 + N (bubblewrap's convention), so it is indistinguishable from exit(128 + N); the
+    # limits below are therefore decided from our own measurements, never from exit codes.
+    exit_code: int
     wall_time_s: float
     cpu_time_s: float | None
     peak_memory_bytes: int | None
-    timed_out: bool  # wall-clock or CPU limit
+    timed_out: bool  # wall-clock or CPU limit (measured by us, not guessed from exit codes)
     memory_exceeded: bool
     output_exceeded: bool
     isolated: bool
@@ -207,6 +215,7 @@ def bubblewrap_argv(
         argv += ["--ro-bind-try", path, path]
     argv += [
         "--proc", "/proc",
+        "--ro-bind", "/proc/sys", "/proc/sys",
         "--dev", "/dev",
         "--size", tmpfs_bytes, "--tmpfs", "/dev/shm",
         "--size", tmpfs_bytes, "--tmpfs", "/tmp",
@@ -223,6 +232,31 @@ def bubblewrap_argv(
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return [*argv, "--"]
+
+
+def give_to_sandbox(path: Path) -> None:
+    """Make ``path`` (recursively) owned by the sandbox user, so builds can write there."""
+    if os.geteuid() != 0:
+        return
+    os.chown(path, SANDBOX_UID, SANDBOX_UID)
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+
+
+def _drop_privileges() -> list[str]:
+    """argv prefix that runs the rest as the unprivileged sandbox user (when we are root)."""
+    if os.geteuid() != 0:
+        return []
+    return [
+        "/usr/bin/setpriv",
+        f"--reuid={SANDBOX_UID}",
+        f"--regid={SANDBOX_UID}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+    ]
 
 
 def _unsandboxed_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -288,6 +322,7 @@ def run_command(
         rlimits.append(f"--data={memory_bytes}")
     wrapper = [
         "/bin/sh", "-c", prelude + 'exec "$@"', "sandbox-enter",
+        *_drop_privileges(),
         "/usr/bin/prlimit", *rlimits, "--", *full,
     ]  # fmt: skip
 
@@ -321,18 +356,16 @@ def run_command(
         if group is not None:
             group.remove()
     code = proc.returncode
-    exit_code, sig = (code, None) if code >= 0 else (None, -code)
-    # bubblewrap reports a child killed by signal N as exit status 128 + N.
-    if isolate and exit_code is not None and exit_code > 128 and exit_code - 128 < 65:
-        exit_code, sig = None, exit_code - 128
+    exit_code = code if code >= 0 else 128 - code  # killed before exec: as a shell shows it
     if cpu is not None and cpu > limits.cpu_time_s:
         timed_out = True
-    if sig == signal.SIGXCPU:
-        timed_out = True
-    output_exceeded = stdout_path.stat().st_size >= limits.output_bytes or sig == signal.SIGXFSZ
+    if group is None and exit_code == 128 + signal.SIGXCPU:
+        timed_out = True  # without cgroups, only the per-process CPU rlimit can tell
+    output_exceeded = any(
+        p.stat().st_size >= limits.output_bytes for p in (stdout_path, stderr_path)
+    )
     return RunOutcome(
         exit_code=exit_code,
-        signal=sig,
         wall_time_s=wall,
         cpu_time_s=cpu,
         peak_memory_bytes=peak,

@@ -110,10 +110,21 @@ LANGUAGES: dict[str, Language] = {
         Language(
             name="cpp",
             source="main.cpp",
-            compile=("/usr/bin/g++", "-std=gnu++17", "-O2", "-pipe", "-o", "main", "main.cpp"),
+            # Boost headers and -lcrypto (OpenSSL's MD5) as HumanEval-X's C++ harness has them;
+            # the linker drops libraries a program does not use (--as-needed).
+            compile=(
+                "/usr/bin/g++",
+                "-std=gnu++17",
+                "-O2",
+                "-pipe",
+                "-o",
+                "main",
+                "main.cpp",
+                "-lcrypto",
+            ),
             run=("/app/main",),
             binaries=("/usr/bin/g++",),
-            debian_package="g++",
+            debian_package="g++ libboost-dev libssl-dev",
             assertion_failure=r"Assertion `.*' failed",
         ),
         Language(
@@ -163,7 +174,8 @@ LANGUAGES: dict[str, Language] = {
             name="ruby",
             source="main.rb",
             compile=("/usr/bin/ruby", "-c", "main.rb"),
-            run=("/usr/bin/ruby", "/app/main.rb"),
+            # -rset: Ruby >= 3.2 autoloads Set, which MBXP's solutions assume; 3.1 does not.
+            run=("/usr/bin/ruby", "-rset", "/app/main.rb"),
             binaries=("/usr/bin/ruby",),
             debian_package="ruby",
             # MBXP's Ruby tests raise "Error at test case N"; minitest/test-unit style failures.

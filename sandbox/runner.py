@@ -30,6 +30,7 @@ from sandbox.isolation import (
     RunOutcome,
     bubblewrap_path,
     cgroups_available,
+    give_to_sandbox,
     run_command,
 )
 from sandbox.languages import Language, get_language
@@ -171,10 +172,7 @@ def _verdict(outcome: RunOutcome, stdout: Path, stderr: Path, expected: str | No
 
 def _measure(outcomes: list[RunOutcome]) -> dict[str, Any]:
     first = outcomes[0]
-    out: dict[str, Any] = {
-        "exit_code": first.exit_code,
-        "signal": first.signal,
-    }
+    out: dict[str, Any] = {"exit_code": first.exit_code}
     for key in ("wall_time_s", "cpu_time_s", "peak_memory_bytes"):
         values = [getattr(o, key) for o in outcomes if getattr(o, key) is not None]
         if not values:
@@ -222,6 +220,9 @@ class Executor:
             cache.mkdir()
             for name, text in (lang.warmup or {}).items():
                 (app / name).write_text(text, encoding="utf-8")
+            root.chmod(0o711)
+            give_to_sandbox(app)
+            give_to_sandbox(cache)
             if lang.warmup:
                 outcome = run_command(
                     lang.test_compile or lang.compile or (),
@@ -285,6 +286,11 @@ class Executor:
             cache = build / "cache"
             shutil.copytree(self._warm_cache(lang), cache, symlinks=True)
             binds = [(cache, lang.build_cache)]
+            give_to_sandbox(cache)
+        # The sandbox user may traverse the build directory and write only the build itself;
+        # stdin/stdout/stderr files stay root's (passed as descriptors, not writable by path).
+        build.chmod(0o711)
+        give_to_sandbox(app)
 
         result: dict[str, Any] = {
             "id": cand["id"],

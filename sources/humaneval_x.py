@@ -35,6 +35,37 @@ def read_rows(data_dir: str | Path, language: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+# Standard-library packages HumanEval-X's Go solutions and tests use, by the name they are
+# referred to in code.
+_GO_STD = {
+    "bytes": "bytes", "fmt": "fmt", "hex": "encoding/hex", "math": "math", "md5": "crypto/md5",
+    "rand": "math/rand", "reflect": "reflect", "regexp": "regexp", "sort": "sort",
+    "strconv": "strconv", "strings": "strings", "time": "time", "unicode": "unicode",
+    "utf8": "unicode/utf8",
+}  # fmt: skip
+_GO_IMPORT_BLOCK = re.compile(r"^import\s*(\([^)]*\)|\"[^\"]*\")\s*", re.M)
+_GO_COMMENT = re.compile(r"//[^\n]*")
+
+
+def _go_source(row: dict[str, Any], body: str) -> str:
+    """The Go solution file with an import list that matches what solution and test use.
+
+    HumanEval-X's Go prompts do not always import what the canonical solution uses (Go/17
+    needs strings, Go/20 math and sort) or import what it does not (Go/27), and Go refuses both;
+    its own harness repairs imports with goimports. This does the same for the standard
+    library: it imports exactly the packages that the solution or its test refer to.
+    """
+    solution = _GO_IMPORT_BLOCK.sub("", row["prompt"], count=1) + body
+    used_text = _GO_COMMENT.sub("", solution + "\n" + row["test"])
+    test_imports = set(re.findall(r'"([^"]+)"', row["test_setup"]))
+    paths = sorted(
+        path for name, path in _GO_STD.items()
+        if re.search(rf"\b{name}\.", used_text) and path not in test_imports
+    )  # fmt: skip
+    imports = "import (\n" + "".join(f'    "{p}"\n' for p in paths) + ")\n" if paths else ""
+    return "package main\n\n" + imports + "\n" + solution
+
+
 def _python_entry_point(row: dict[str, Any]) -> str:
     names = re.findall(r"^def (\w+)\(", row["declaration"], flags=re.M)
     if not names:
@@ -49,9 +80,18 @@ def candidate(row: dict[str, Any], language: str, broken: bool = False) -> dict[
         code = row["prompt"] + body
         test = row["test"] + f"\n\ncheck({_python_entry_point(row)})\n"
     elif language == "go":
-        code = "package main\n\n" + row["prompt"] + body
+        code = _go_source(row, body)
         test = row["test_setup"] + "\n" + row["test"]
-    else:  # cpp, java: the declaration carries the includes/imports the solution needs
+    elif language == "cpp":
+        # The prompt, plus the headers that only the declaration includes (<algorithm>,
+        # <stdlib.h>): CPP/38's declaration itself is malformed (it holds half a body).
+        extra = [
+            line for line in row["declaration"].splitlines()
+            if line.startswith("#include") and line not in row["prompt"]
+        ]  # fmt: skip
+        code = "".join(line + "\n" for line in extra) + row["prompt"] + body
+        test = row["test"]
+    else:  # java: the declaration carries the imports the solution needs
         code = row["declaration"] + body
         test = row["test"]
     suffix = "broken" if broken else "canonical"
