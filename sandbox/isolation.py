@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -43,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "pids", "cpuacct")
-POLL_S = 0.01
+CPU_POLL_S = 0.05  # how often a running tree's CPU time is checked
 _GROUP_PREFIX = "coreb-sandbox"
 
 # The only /etc entries a runtime needs (dynamic loader, Java's config, the alternatives links).
@@ -193,7 +194,7 @@ def bubblewrap_argv(
     app_writable: bool,
     limits: Limits,
     env: Mapping[str, str],
-    binds: Sequence[tuple[Path, str]] = (),
+    binds: Sequence[tuple[Path, str, bool]] = (),
 ) -> list[str]:
     """The bubblewrap command line that confines one run."""
     tmpfs_bytes = str(limits.tmpfs_mb * 1024 * 1024)
@@ -221,7 +222,7 @@ def bubblewrap_argv(
         "--size", tmpfs_bytes, "--tmpfs", "/tmp",
         "--bind" if app_writable else "--ro-bind", str(app_dir), "/app",
         "--size", tmpfs_bytes, "--tmpfs", "/work",
-        *[a for src, dest in binds for a in ("--bind", str(src), dest)],
+        *[a for src, dest, rw in binds for a in ("--bind" if rw else "--ro-bind", str(src), dest)],
         "--chdir", "/app" if app_writable else "/work",
         "--clearenv",
         "--setenv", "PATH", SANDBOX_PATH,
@@ -276,12 +277,12 @@ def run_command(
     isolate: bool = True,
     memory_overhead_mb: int = 0,
     use_cgroups: bool = True,
-    binds: Sequence[tuple[Path, str]] = (),
+    binds: Sequence[tuple[Path, str, bool]] = (),
 ) -> RunOutcome:
     """Run ``argv`` confined, feeding ``stdin_path`` and capturing stdout/stderr to files.
 
     ``app_dir`` is mounted at ``/app`` (writable only for the build step), ``binds`` are extra
-    writable ``(host path, sandbox path)`` mounts (a private build cache); with
+    ``(host path, sandbox path, writable)`` mounts (build caches); with
     ``isolate=False`` (the caller's explicit opt-out) the command runs directly in ``app_dir``
     with the same limits but without the namespaces and mounts.
     """
@@ -303,8 +304,10 @@ def run_command(
         full = [str(app_dir) + a[4:] if a == "/app" or a.startswith("/app/") else a for a in argv]
         cwd = str(app_dir)
         popen_env = _unsandboxed_env(env)
-        for src, dest in binds:  # no mounts without isolation: point the variable at the copy
+        # No mounts without isolation: point variables and arguments at the host paths.
+        for src, dest, _ in binds:
             popen_env = {k: (str(src) if v == dest else v) for k, v in popen_env.items()}
+            full = [a.replace(dest + "/", f"{src}/") for a in full]
 
     group = _CGroup(limits, memory_bytes) if use_cgroups else None
     # A small shell enters the cgroups and sets per-process limits, then execs the command:
@@ -377,23 +380,30 @@ def run_command(
 
 
 def _wait(proc: subprocess.Popen, group: _CGroup | None, limits: Limits, start: float) -> bool:
-    """Wait for ``proc``; kill the tree past the wall-clock or tree CPU limit."""
+    """Wait for ``proc``; kill the tree past the wall-clock or tree CPU limit.
+
+    A pidfd wakes us the moment the process exits (no polling latency added to every run); the
+    tree's CPU time is checked every ``CPU_POLL_S`` while it runs.
+    """
     deadline = start + limits.wall_time_s
-    delay = 0.001
-    while True:
-        try:
-            proc.wait(timeout=delay)
-            return False
-        except subprocess.TimeoutExpired:
-            pass
-        delay = min(delay * 2, POLL_S)
-        over_cpu = group is not None and group.cpu_time_s() > limits.cpu_time_s
-        if time.monotonic() > deadline or over_cpu:
-            _kill_session(proc.pid)
-            if group is not None:
-                group.kill_all()
-            proc.wait()
-            return True
+    pidfd = os.pidfd_open(proc.pid)
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining > 0 and poller.poll(1000 * min(remaining, CPU_POLL_S)):
+                proc.wait()
+                return False
+            over_cpu = group is not None and group.cpu_time_s() > limits.cpu_time_s
+            if remaining <= 0 or over_cpu:
+                _kill_session(proc.pid)
+                if group is not None:
+                    group.kill_all()
+                proc.wait()
+                return True
+    finally:
+        os.close(pidfd)
 
 
 def _kill_session(pid: int) -> None:

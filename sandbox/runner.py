@@ -15,6 +15,7 @@ import shutil
 import statistics
 import tempfile
 import threading
+import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -159,6 +160,8 @@ def _verdict(outcome: RunOutcome, stdout: Path, stderr: Path, expected: str | No
     if outcome.output_exceeded:
         return "output_limit"
     if outcome.exit_code != 0:
+        if re.search(lang.syntax_error, err):
+            return "compile_error"
         if style == "unittest" and re.search(lang.assertion_failure, err + "\n" + _tail(stdout)):
             return "wrong_answer"
         return "runtime_error"
@@ -225,7 +228,7 @@ class Executor:
             give_to_sandbox(cache)
             if lang.warmup:
                 outcome = run_command(
-                    lang.test_compile or lang.compile or (),
+                    lang.warmup_compile or lang.test_compile or lang.compile or (),
                     app_dir=app,
                     limits=self.config.compile_limits,
                     stdin_path=None,
@@ -235,7 +238,7 @@ class Executor:
                     app_writable=True,
                     isolate=self.isolate,
                     use_cgroups=self.use_cgroups,
-                    binds=[(cache, lang.build_cache or "")],
+                    binds=[(cache, lang.build_cache or "", True)],
                 )
                 if outcome.exit_code != 0:  # builds still work, only slower
                     logger.warning(
@@ -281,12 +284,14 @@ class Executor:
             (app / lang.source).write_text(source, encoding="utf-8")
         build_argv = lang.test_compile if unit_file else lang.compile
         run_argv = lang.test_run if unit_file else lang.run_argv(limits.memory_mb)
-        binds: list[tuple[Path, str]] = []
+        binds: list[tuple[Path, str, bool]] = []
         if lang.build_cache is not None:
-            cache = build / "cache"
-            shutil.copytree(self._warm_cache(lang), cache, symlinks=True)
-            binds = [(cache, lang.build_cache)]
-            give_to_sandbox(cache)
+            cache = self._warm_cache(lang)
+            if lang.build_cache_writable:  # a private copy: builds never share what they write
+                cache = build / "cache"
+                shutil.copytree(self._warm_cache(lang), cache, symlinks=True)
+                give_to_sandbox(cache)
+            binds = [(cache, lang.build_cache, lang.build_cache_writable)]
         # The sandbox user may traverse the build directory and write only the build itself;
         # stdin/stdout/stderr files stay root's (passed as descriptors, not writable by path).
         build.chmod(0o711)
@@ -300,6 +305,12 @@ class Executor:
             "accounting": "cgroup" if self.use_cgroups else "rlimit",
         }
         compile_info: dict[str, Any] = {"ok": True, "time_s": 0.0}
+        if lang.syntax_check is not None and not unit_file:
+            start = time.perf_counter()
+            error = lang.syntax_check((app / lang.source).read_text(encoding="utf-8"))
+            compile_info = {"ok": error is None, "time_s": time.perf_counter() - start}
+            if error is not None:
+                compile_info["stderr"] = error
         if build_argv is not None:
             outcome = run_command(
                 build_argv,
@@ -368,6 +379,11 @@ class Executor:
                 if verdicts[0] != "pass":
                     test["stderr_tail"] = _tail(io_dir / f"{i}.0.err")
                 tests.append(test)
+        if compile_info["ok"] and any(t["verdict"] == "compile_error" for t in tests):
+            # Found at run time (Ruby parses before running): report it as the build's failure.
+            first = next(t for t in tests if t["verdict"] == "compile_error")
+            compile_info = {**compile_info, "ok": False, "stderr": first.get("stderr_tail", "")}
+            result["compile"] = compile_info
         passed_n = sum(t["verdict"] == "pass" for t in tests)
         result.update(
             {

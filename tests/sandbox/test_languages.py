@@ -1,0 +1,49 @@
+"""The language registry: toolchain errors, host-side syntax checks, Go test-file merging."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox.harness import go_unittest_file
+from sandbox.languages import LANGUAGES, ToolchainMissing, get_language, python_syntax_error
+
+
+def test_registry_has_the_five_coreb_languages():
+    assert set(LANGUAGES) == {"python", "cpp", "java", "go", "ruby"}
+    with pytest.raises(ValueError, match="unknown language 'rust'"):
+        get_language("rust")
+
+
+def test_missing_binary_names_the_debian_package(monkeypatch):
+    monkeypatch.setattr("sandbox.languages.shutil.which", lambda _: None)
+    with pytest.raises(ToolchainMissing, match="apt-get install -y default-jdk-headless"):
+        LANGUAGES["java"].check_toolchain()
+
+
+@pytest.mark.parametrize(
+    ("source", "ok"),
+    [
+        ("print(1)\n", True),
+        ("def f(:\n", False),
+        ("x = (" * 500 + ")" * 500, False),  # too deeply nested: refused, no crash
+        ("x = 2 ** 10 ** 10\n", True),  # parsed only: nothing is folded or run
+        ("\x00", False),
+    ],
+)
+def test_python_syntax_check_is_parse_only(source, ok):
+    assert (python_syntax_error(source) is None) is ok
+
+
+def test_go_merge_keeps_one_package_clause_and_dedupes_imports():
+    code = (
+        'package main\n\nimport (\n    "fmt"\n    "strings"\n)\n\n'
+        'func F() { fmt.Println(strings.ToUpper("x")) }\n'
+    )
+    test = (
+        'package main\n\nimport (\n    "testing"\n    "strings"\n)\n\n'
+        'func TestF(t *testing.T) { _ = strings.ToLower("X"); F() }\n'
+    )
+    merged = go_unittest_file(code, test)
+    assert merged.count("package main") == 1
+    assert merged.count('"strings"') == 1
+    assert merged.index('"testing"') < merged.index("func F()") < merged.index("func TestF")
