@@ -39,12 +39,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 logger = logging.getLogger(__name__)
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "pids", "cpuacct")
 CPU_POLL_S = 0.05  # how often a running tree's CPU time is checked
+_CHUNK = 65536
 _GROUP_PREFIX = "coreb-sandbox"
 
 # The only /etc entries a runtime needs (dynamic loader, Java's config, the alternatives links).
@@ -155,14 +157,16 @@ class _CGroup:
         return int(self._read("memory", "memory.max_usage_in_bytes"))
 
     def oom_killed(self) -> bool:
+        """Whether the kernel's OOM killer killed a process of the group (its limit was hit).
+
+        Only the ``oom_kill`` counter says so: ``failcnt`` also counts page-cache reclaim at the
+        limit, which a passing program may cause.
+        """
         for line in self._read("memory", "memory.oom_control").splitlines():
             key, _, value = line.partition(" ")
-            if key == "oom_kill" and int(value) > 0:
-                return True
-        return int(self._read("memory", "memory.failcnt")) > 0 and self._pids_gone()
-
-    def _pids_gone(self) -> bool:
-        return not self._read("memory", "cgroup.procs").strip()
+            if key == "oom_kill":
+                return int(value) > 0
+        return False
 
     def kill_all(self) -> None:
         """SIGKILL every process left in the group until it is empty."""
@@ -201,6 +205,8 @@ def bubblewrap_argv(
     argv = [
         bwrap,
         "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",  # no nested namespaces: less kernel surface for the program
         "--die-with-parent",
         "--new-session",
         "--uid", "65534",
@@ -329,23 +335,35 @@ def run_command(
         "/usr/bin/prlimit", *rlimits, "--", *full,
     ]  # fmt: skip
 
+    # stdout/stderr are pipes that we drain into the files, capped: the program never holds a
+    # descriptor of a host file it could grow (fallocate ignores RLIMIT_FSIZE).
     stdin = open(stdin_path, "rb") if stdin_path is not None else subprocess.DEVNULL  # noqa: SIM115
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
     try:
         with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
             start = time.monotonic()
-            proc = subprocess.Popen(
-                wrapper,
-                stdin=stdin,
-                stdout=out,
-                stderr=err,
-                cwd=cwd,
-                env=popen_env,
-                start_new_session=True,
-                close_fds=True,
+            try:
+                proc = subprocess.Popen(
+                    wrapper,
+                    stdin=stdin,
+                    stdout=out_w,
+                    stderr=err_w,
+                    cwd=cwd,
+                    env=popen_env,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            finally:
+                os.close(out_w)
+                os.close(err_w)
+            timed_out, output_exceeded = _supervise(
+                proc, group, limits, start, {out_r: out, err_r: err}
             )
-            timed_out = _wait(proc, group, limits, start)
             wall = time.monotonic() - start
     finally:
+        os.close(out_r)
+        os.close(err_r)
         if stdin is not subprocess.DEVNULL:
             stdin.close()
         if group is not None:
@@ -364,9 +382,6 @@ def run_command(
         timed_out = True
     if group is None and exit_code == 128 + signal.SIGXCPU:
         timed_out = True  # without cgroups, only the per-process CPU rlimit can tell
-    output_exceeded = any(
-        p.stat().st_size >= limits.output_bytes for p in (stdout_path, stderr_path)
-    )
     return RunOutcome(
         exit_code=exit_code,
         wall_time_s=wall,
@@ -379,31 +394,78 @@ def run_command(
     )
 
 
-def _wait(proc: subprocess.Popen, group: _CGroup | None, limits: Limits, start: float) -> bool:
-    """Wait for ``proc``; kill the tree past the wall-clock or tree CPU limit.
+def _supervise(
+    proc: subprocess.Popen,
+    group: _CGroup | None,
+    limits: Limits,
+    start: float,
+    streams: dict[int, BinaryIO],
+) -> tuple[bool, bool]:
+    """Drain the output pipes into their files and enforce the limits until ``proc`` ends.
 
-    A pidfd wakes us the moment the process exits (no polling latency added to every run); the
-    tree's CPU time is checked every ``CPU_POLL_S`` while it runs.
+    Returns ``(timed_out, output_exceeded)``. The tree is killed the moment a stream passes
+    ``limits.output_bytes``, the wall clock passes its limit, or the tree's CPU time (checked
+    every ``CPU_POLL_S``) passes its limit. A pidfd wakes us as soon as the process exits.
     """
     deadline = start + limits.wall_time_s
+    written = dict.fromkeys(streams, 0)
+    open_fds = set(streams)
     pidfd = os.pidfd_open(proc.pid)
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    for fd in streams:
+        poller.register(fd, select.POLLIN)
+
+    def drain(fd: int) -> bool:
+        """Copy what is readable; False at end of stream. Past the cap, stop copying."""
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            poller.unregister(fd)
+            open_fds.discard(fd)
+            return False
+        room = limits.output_bytes - written[fd]
+        if room > 0:
+            streams[fd].write(chunk[:room])
+        written[fd] += len(chunk)
+        return True
+
+    def stop() -> None:
+        _kill_session(proc.pid)
+        if group is not None:
+            group.kill_all()
+
+    timed_out = exceeded = exited = False
     try:
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        while True:
+        while not exited or open_fds:
             remaining = deadline - time.monotonic()
-            if remaining > 0 and poller.poll(1000 * min(remaining, CPU_POLL_S)):
-                proc.wait()
-                return False
-            over_cpu = group is not None and group.cpu_time_s() > limits.cpu_time_s
-            if remaining <= 0 or over_cpu:
-                _kill_session(proc.pid)
-                if group is not None:
-                    group.kill_all()
-                proc.wait()
-                return True
+            if remaining <= 0 and not timed_out and not exited:
+                timed_out = True
+                stop()
+            wait_s = max(0.0, min(remaining, CPU_POLL_S)) if not exited else CPU_POLL_S
+            for fd, _ in poller.poll(1000 * wait_s):
+                if fd == pidfd:
+                    poller.unregister(pidfd)
+                    proc.wait()
+                    exited = True
+                    stop()  # anything left in the tree dies with the main process
+                else:
+                    drain(fd)
+                    if written[fd] > limits.output_bytes and not exceeded:
+                        exceeded = True
+                        stop()
+            if (
+                not exited
+                and not timed_out
+                and group is not None
+                and group.cpu_time_s() > limits.cpu_time_s
+            ):
+                timed_out = True
+                stop()
+            if exited and time.monotonic() > deadline + 1.0:
+                break  # a stream held open by nothing we can kill: give up on its tail
     finally:
         os.close(pidfd)
+    return timed_out, exceeded
 
 
 def _kill_session(pid: int) -> None:

@@ -200,6 +200,16 @@ class Executor:
                 "isolation. Install the Debian package bubblewrap (`make system-deps`), or opt "
                 "out explicitly with isolation='none' (CLI: --no-isolation)."
             )
+        if self.config.work_root is not None:
+            root = Path(self.config.work_root)
+            if not root.is_dir():
+                raise ValueError(f"work_root {root} is not a directory")
+            closed = [p for p in (root, *root.resolve().parents) if not p.stat().st_mode & 0o001]
+            if os.geteuid() == 0 and closed:
+                raise ValueError(
+                    f"work_root {root} is not traversable by the sandbox user (uid 65534): "
+                    f"chmod o+x {closed[0]} (build directories inside stay private, mode 0711)"
+                )
         self._caches: dict[str, Path] = {}
         self._cache_lock = threading.Lock()
         self.use_cgroups = cgroups_available()

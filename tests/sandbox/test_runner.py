@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -275,3 +278,42 @@ def test_unsandboxed_opt_out_runs_compiled_languages(lang):
     cand = {"id": lang, "language": lang, "code": ADD[lang], "tests": TESTS}
     [r] = execute([cand], ExecutionConfig(limits=LIMITS, isolation="none"))
     assert r["verdicts"] == ["pass", "pass"], r
+
+
+def test_private_work_root_is_refused_with_the_fix():
+    private = Path(tempfile.mkdtemp(prefix="coreb-test-root-"))  # mode 0700
+    cand = {"id": "p", "language": "python", "code": ADD["python"], "tests": TESTS}
+    if os.geteuid() == 0:
+        with pytest.raises(ValueError, match=r"not traversable by the sandbox user.*chmod o\+x"):
+            execute([cand], ExecutionConfig(limits=LIMITS, work_root=str(private)))
+    private.chmod(0o711)
+    [r] = execute([cand], ExecutionConfig(limits=LIMITS, work_root=str(private)))
+    assert r["passed"]
+    assert list(private.iterdir()) == []  # build directories are removed
+    private.rmdir()
+
+
+def test_output_cap_holds_against_fallocate():
+    # fallocate(FALLOC_FL_KEEP_SIZE) ignores RLIMIT_FSIZE on a file; stdout is a pipe instead.
+    code = (
+        "#include <fcntl.h>\n#include <cstdio>\n"
+        "int main(){ int r = fallocate(1, FALLOC_FL_KEEP_SIZE, 0, 1LL << 30);"
+        ' printf("%s\\n", r == 0 ? "RESERVED" : "DENIED"); }\n'
+    )
+    cand = {
+        "id": "f",
+        "language": "cpp",
+        "code": code,
+        "tests": [{"input": "", "output": "DENIED"}],
+    }
+    [r] = execute([cand], CONFIG)
+    assert r["verdicts"] == ["pass"]
+
+
+def test_stdout_flood_is_output_limit_and_stops_early():
+    code = "while True:\n    print('x' * 1000)\n"
+    cand = {"id": "o", "language": "python", "code": code, "tests": [{"input": "", "output": ""}]}
+    [r] = execute([cand], ExecutionConfig(limits=Limits(wall_time_s=10, cpu_time_s=5,
+                                                         output_bytes=100_000)))  # fmt: skip
+    assert r["verdicts"] == ["output_limit"]
+    assert r["tests"][0]["wall_time_s"] < 5
