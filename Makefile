@@ -62,8 +62,9 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-bench: $(STAMP)
+bench: $(STAMP) system-deps
 	$(PY) benchmarks/bench_metrics.py
+	$(PY) benchmarks/bench_sandbox.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info

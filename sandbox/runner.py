@@ -101,7 +101,10 @@ def check_candidate(record: object, where: str = "candidate") -> dict[str, Any]:
         if not isinstance(record.get(key), str) or (key != "code" and not record[key]):
             raise ValueError(f"{where}: field {key!r} must be a non-empty string")
     cid = record["id"]
-    get_language(record["language"])
+    try:
+        get_language(record["language"])
+    except ValueError as err:
+        raise ValueError(f"{where} ({cid}): {err}") from None
     tests = record.get("tests", [])
     test_program = record.get("test_program")
     style = record.get("test_style") or (
