@@ -8,10 +8,10 @@ A standalone script, not a test::
 1. Throughput (candidates per second) on HumanEval-X's canonical solutions in Python, C++,
    Java and Go, plus MBXP's Ruby ones (the fifth language), against a baseline harness that does
    what common harnesses (LiveCodeBench, evaluate's code_eval, CodeGeeX) do: a fresh temporary
-   directory per candidate, the compiler and then one unsandboxed process per test through
-   ``subprocess.run`` with a timeout, the same number of parallel workers, and a warm, shared Go
-   build cache (as a developer's ``~/.cache/go-build`` would be). Target: sandboxed throughput
-   at least the baseline's.
+   directory per candidate, the plain toolchain commands (``javac``, ``g++ -O2``, ``go test
+   -c``), then one unsandboxed process per test through ``subprocess.run`` with a timeout, the
+   same number of parallel workers, and a warm, shared Go build cache (as a developer's
+   ``~/.cache/go-build`` would be). Target: sandboxed throughput at least the baseline's.
 2. Overhead of the sandbox itself: the same already-built test program run bare
    (``subprocess.run``) and sandboxed (``sandbox.run_command``: bubblewrap, unprivileged user,
    cgroups, rlimits), interleaved, median per run. Target: under 1.5x.
@@ -70,40 +70,51 @@ def _host_argv(argv: tuple, app: Path) -> list[str]:
     return [str(app) + a[4:] if a == "/app" or a.startswith("/app/") else a for a in argv]
 
 
+# What common harnesses run (CodeGeeX's HumanEval-X harness, LiveCodeBench, code_eval): the
+# plain toolchain commands, no tuned flags, no sandbox.
+BASELINE_COMMANDS = {
+    "python": (None, ("python3", "main.py")),
+    "cpp": (("g++", "-std=c++17", "-O2", "-o", "main", "main.cpp", "-lcrypto"), ("./main",)),
+    "java": (("javac", "Main.java"), ("java", "-cp", ".", "Main")),
+    "go": (("go", "test", "-c", "-o", "main.test"), ("./main.test",)),
+    "ruby": (None, ("ruby", "-rset", "main.rb")),
+}
+
+
 class Baseline:
     """The common unsandboxed harness: temp dir, compile, one subprocess per test."""
 
     def __init__(self) -> None:
         self.gocache = Path(tempfile.mkdtemp(prefix="bench-gocache-"))
 
-    def env(self, lang) -> dict[str, str]:
-        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", **lang.env}
-        if "GOCACHE" in env:
-            env["GOCACHE"] = str(self.gocache)
-        return env
-
     def run(self, cand: dict) -> bool:
         lang = get_language(cand["language"])
+        build, run = BASELINE_COMMANDS[lang.name]
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", **lang.env}
+        if "GOCACHE" in env:
+            env["GOCACHE"] = str(self.gocache)  # shared and warm, like ~/.cache/go-build
         with tempfile.TemporaryDirectory(prefix="bench-baseline-") as tmp:
             app = Path(tmp)
-            build, run = _write_sources(cand, app)
-            env = self.env(lang)
+            _write_sources(cand, app)
             if build is not None:
-                done = subprocess.run(list(build), cwd=app, env=env, capture_output=True,
+                done = subprocess.run(build, cwd=app, env=env, capture_output=True,
                                       timeout=60, check=False)  # fmt: skip
                 if done.returncode != 0:
                     return False
-            done = subprocess.run(_host_argv(run, app), cwd=app, env=env, capture_output=True,
+            done = subprocess.run(run, cwd=app, env=env, capture_output=True,
                                   timeout=LIMITS.wall_time_s, check=False)  # fmt: skip
             return done.returncode == 0
 
 
-def throughput(sets: dict[str, list[dict]], workers: int) -> dict[str, dict]:
+def throughput(
+    sets: dict[str, list[dict]], workers: int | None, baseline_workers: int
+) -> dict[str, dict]:
     out = {}
     executor = Executor(ExecutionConfig(limits=LIMITS, workers=workers))
     baseline = Baseline()
     # Warm both Go caches outside the timing (the sandbox warms its own once per executor).
-    executor._warm_cache(get_language("go"))
+    for name in ("go", "java"):
+        executor._warm_cache(get_language(name))
     baseline.run(sets["go"][0])
     for lang, cands in sets.items():
         row = {"candidates": len(cands)}
@@ -112,7 +123,7 @@ def throughput(sets: dict[str, list[dict]], workers: int) -> dict[str, dict]:
             if name == "sandbox":
                 passed = sum(r["passed"] for r in executor.run_many(cands))
             else:
-                with ThreadPoolExecutor(workers) as pool:
+                with ThreadPoolExecutor(baseline_workers) as pool:
                     passed = sum(pool.map(baseline.run, cands))
             seconds = time.perf_counter() - start
             row[name] = {"seconds": seconds, "per_s": len(cands) / seconds, "passed": passed}
@@ -141,12 +152,15 @@ def overhead(sets: dict[str, list[dict]], programs: int, repeats: int) -> dict[s
                 root.chmod(0o711)
                 app = root / "app"
                 app.mkdir()
-                build, run = _write_sources(cand, app)
+                _, run = _write_sources(cand, app)
                 env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", **lang.env}
                 if "GOCACHE" in env:
                     env["GOCACHE"] = str(gocache)
-                if build is not None:
-                    subprocess.run(list(build), cwd=app, env=env, check=True, capture_output=True)
+                plain_build = BASELINE_COMMANDS[lang_name][0]
+                if lang.test_source is not None:
+                    plain_build = lang.test_compile
+                if plain_build is not None:
+                    subprocess.run(plain_build, cwd=app, env=env, check=True, capture_output=True)
                 give_to_sandbox(app)
                 for _ in range(repeats):
                     start = time.perf_counter()
@@ -176,7 +190,18 @@ def overhead(sets: dict[str, list[dict]], programs: int, repeats: int) -> dict[s
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--per-language", type=int, default=164, help="candidates per language (164)")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="sandbox workers (default: the executor's, 2 per core)",
+    )
+    p.add_argument(
+        "--baseline-workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="baseline workers (default: one per core, as common harnesses)",
+    )
     p.add_argument("--overhead-programs", type=int, default=10, help="programs per language")
     p.add_argument("--overhead-repeats", type=int, default=5, help="runs of each program")
     p.add_argument("--out-dir", type=Path, default=RESULTS)
@@ -184,10 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     if not DATA.is_dir():
         p.error(f"needs the real source data at {DATA} (set COREB_SHARED_DATA)")
     print(f"machine: python {platform.python_version()}, {os.cpu_count()} cpus, "
-          f"{args.workers} workers, load {os.getloadavg()}")  # fmt: skip
+          f"sandbox workers {args.workers or 'default'}, baseline workers "
+          f"{args.baseline_workers}, load {os.getloadavg()}")  # fmt: skip
     sets = load(args.per_language)
     print("throughput (candidates/s, HumanEval-X canonical + MBXP Ruby):")
-    tput = throughput(sets, args.workers)
+    tput = throughput(sets, args.workers, args.baseline_workers)
     total_base = sum(r["candidates"] for r in tput.values()) / sum(
         r["baseline"]["seconds"] for r in tput.values()
     )

@@ -44,7 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repeats", type=int, default=1, help="runs per test; >1 reports median, min, max"
     )
-    parser.add_argument("--workers", type=int, help="parallel candidates (default: cores)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="parallel candidates (default: 2 per core; 1 for wall-clock timing)",
+    )
     parser.add_argument(
         "--no-isolation",
         action="store_true",
