@@ -199,13 +199,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--baseline-workers",
         type=int,
-        default=os.cpu_count() or 1,
-        help="baseline workers (default: one per core, as common harnesses)",
+        default=None,
+        help="baseline workers (default: as many as the sandbox's, for equal parallelism)",
     )
     p.add_argument("--overhead-programs", type=int, default=10, help="programs per language")
     p.add_argument("--overhead-repeats", type=int, default=5, help="runs of each program")
     p.add_argument("--out-dir", type=Path, default=RESULTS)
     args = p.parse_args(argv)
+    args.workers = args.workers or 2 * (os.cpu_count() or 1)
+    args.baseline_workers = args.baseline_workers or args.workers
     if not DATA.is_dir():
         p.error(f"needs the real source data at {DATA} (set COREB_SHARED_DATA)")
     print(f"machine: python {platform.python_version()}, {os.cpu_count()} cpus, "

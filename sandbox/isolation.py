@@ -9,7 +9,10 @@ Isolation (bubblewrap, one fresh sandbox per run):
   ``kernel.core_pattern``);
 * every namespace unshared: no network (loopback only, no DNS), own PID namespace (nothing can
   see or signal the host's processes, and everything dies with the sandbox's init), own IPC,
-  UTS and user namespace; ``/proc/sys`` is mounted read-only;
+  UTS and user namespace, and no nested ones; ``/proc/sys`` is mounted read-only, and so are
+  the root and ``/dev`` once set up;
+* a seccomp filter (:mod:`sandbox.seccomp`) refusing sockets other than Unix ones, whose
+  kernel buffers would escape the memory cap, and system calls of other ABIs;
 * a minimal read-only view of the system (``/usr`` and the few ``/etc`` files runtimes need; no
   ``/etc/shadow``, no home, no repository), the candidate's build directory read-only at ``/app``
   and a fresh size-capped tmpfs at ``/work``, ``/tmp`` and ``/dev/shm``;
@@ -40,6 +43,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+from sandbox import seccomp
 
 logger = logging.getLogger(__name__)
 
@@ -199,6 +204,7 @@ def bubblewrap_argv(
     limits: Limits,
     env: Mapping[str, str],
     binds: Sequence[tuple[Path, str, bool]] = (),
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bubblewrap command line that confines one run."""
     tmpfs_bytes = str(limits.tmpfs_mb * 1024 * 1024)
@@ -229,6 +235,10 @@ def bubblewrap_argv(
         "--bind" if app_writable else "--ro-bind", str(app_dir), "/app",
         "--size", tmpfs_bytes, "--tmpfs", "/work",
         *[a for src, dest, rw in binds for a in ("--bind" if rw else "--ro-bind", str(src), dest)],
+        # The root and /dev are bubblewrap's own tmpfs mounts: read-only once set up, so the
+        # only writable places are the size-capped /work, /tmp and /dev/shm (and /app, builds).
+        "--remount-ro", "/dev",
+        "--remount-ro", "/",
         "--chdir", "/app" if app_writable else "/work",
         "--clearenv",
         "--setenv", "PATH", SANDBOX_PATH,
@@ -238,6 +248,8 @@ def bubblewrap_argv(
     ]  # fmt: skip
     for key, value in env.items():
         argv += ["--setenv", key, value]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     return [*argv, "--"]
 
 
@@ -293,6 +305,7 @@ def run_command(
     with the same limits but without the namespaces and mounts.
     """
     env = dict(env or {})
+    pass_fds: tuple[int, ...] = ()
     memory_bytes = (limits.memory_mb + memory_overhead_mb) * 1024 * 1024
     if isolate:
         bwrap = bubblewrap_path()
@@ -302,7 +315,15 @@ def run_command(
                 "isolation. Install the Debian package bubblewrap, or opt out explicitly "
                 "(isolation='none' / --no-isolation) on a machine you can afford to lose."
             )
-        full = [*bubblewrap_argv(bwrap, app_dir, app_writable, limits, env, binds), *argv]
+        if seccomp.supported():
+            seccomp_r, seccomp_w = os.pipe()
+            os.write(seccomp_w, seccomp.filter_program())
+            os.close(seccomp_w)
+            pass_fds = (seccomp_r,)
+        argv_box = bubblewrap_argv(
+            bwrap, app_dir, app_writable, limits, env, binds, pass_fds[0] if pass_fds else None
+        )
+        full = [*argv_box, *argv]
         cwd = None
         popen_env: dict[str, str] = {}
     else:
@@ -322,7 +343,9 @@ def run_command(
     if group is not None:
         prelude = "".join(f'echo $$ > "{p}" && ' for p in group.procs_files)
     rlimits = [
-        f"--fsize={limits.output_bytes}",
+        # Files a run can write live on its capped tmpfs mounts or, for builds, in /app on the
+        # host disk: no file may outgrow the tmpfs size (stdout/stderr are pipes, capped apart).
+        f"--fsize={limits.tmpfs_mb * 1024 * 1024}",
         "--core=0",
         "--nofile=256",
         f"--cpu={int(limits.cpu_time_s) + 1}",
@@ -353,10 +376,13 @@ def run_command(
                     env=popen_env,
                     start_new_session=True,
                     close_fds=True,
+                    pass_fds=pass_fds,
                 )
             finally:
                 os.close(out_w)
                 os.close(err_w)
+                for fd in pass_fds:
+                    os.close(fd)
             timed_out, output_exceeded = _supervise(
                 proc, group, limits, start, {out_r: out, err_r: err}
             )
