@@ -23,14 +23,21 @@ pytestmark = [
 
 CONFIG = ExecutionConfig(limits=Limits(wall_time_s=20, cpu_time_s=10, memory_mb=512))
 
+# Canonical solutions that are themselves nondeterministic, so either verdict is right.
+NONDETERMINISTIC = {
+    # Iterates a Go map (random order by design) and stops after the second key: the result
+    # depends on which keys come first; it passed 24 of 30 runs here.
+    "Go__95__canonical": "order of Go map iteration",
+}
+
 
 def _check(candidates: list[dict]) -> None:
     results = execute(candidates, CONFIG)
     canonical = [r for r in results if r["id"].endswith("canonical")]
     broken = [r for r in results if r["id"].endswith("broken")]
+    failing = [r for r in canonical if not r["passed"] and r["id"] not in NONDETERMINISTIC]
     failed = {r["id"]: (r["verdicts"], r["compile"].get("stderr", "")[-300:],
-                        r["tests"][0].get("stderr_tail", "")[-300:])
-              for r in canonical if not r["passed"]}  # fmt: skip
+                        r["tests"][0].get("stderr_tail", "")[-300:]) for r in failing}  # fmt: skip
     assert not failed, failed
     survived = [r["id"] for r in broken if r["passed"]]
     assert not survived, survived
