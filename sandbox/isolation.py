@@ -307,14 +307,15 @@ def run_command(
     env = dict(env or {})
     pass_fds: tuple[int, ...] = ()
     memory_bytes = (limits.memory_mb + memory_overhead_mb) * 1024 * 1024
-    if isolate:
-        bwrap = bubblewrap_path()
-        if bwrap is None:
-            raise IsolationUnavailable(
-                "bubblewrap (bwrap) is not installed: refusing to run untrusted code without "
-                "isolation. Install the Debian package bubblewrap, or opt out explicitly "
-                "(isolation='none' / --no-isolation) on a machine you can afford to lose."
-            )
+    bwrap = bubblewrap_path() if isolate else None
+    if isolate and bwrap is None:
+        raise IsolationUnavailable(
+            "bubblewrap (bwrap) is not installed: refusing to run untrusted code without "
+            "isolation. Install the Debian package bubblewrap, or opt out explicitly "
+            "(isolation='none' / --no-isolation) on a machine you can afford to lose."
+        )
+    group = _CGroup(limits, memory_bytes) if use_cgroups else None
+    if bwrap is not None:  # isolated (checked above)
         if seccomp.supported():
             seccomp_r, seccomp_w = os.pipe()
             os.write(seccomp_w, seccomp.filter_program())
@@ -336,7 +337,6 @@ def run_command(
             popen_env = {k: (str(src) if v == dest else v) for k, v in popen_env.items()}
             full = [a.replace(dest + "/", f"{src}/") for a in full]
 
-    group = _CGroup(limits, memory_bytes) if use_cgroups else None
     # A small shell enters the cgroups and sets per-process limits, then execs the command:
     # no Python code runs between fork and exec (preexec_fn is unsafe with threads).
     prelude = ""
@@ -363,6 +363,7 @@ def run_command(
     stdin = open(stdin_path, "rb") if stdin_path is not None else subprocess.DEVNULL  # noqa: SIM115
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    child_fds = [out_w, err_w, *pass_fds]
     try:
         with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
             start = time.monotonic()
@@ -379,28 +380,28 @@ def run_command(
                     pass_fds=pass_fds,
                 )
             finally:
-                os.close(out_w)
-                os.close(err_w)
-                for fd in pass_fds:
+                for fd in child_fds:  # the child has its copies
                     os.close(fd)
-            timed_out, output_exceeded = _supervise(
-                proc, group, limits, start, {out_r: out, err_r: err}
-            )
+                child_fds = []
+            try:
+                timed_out, output_exceeded = _supervise(
+                    proc, group, limits, start, {out_r: out, err_r: err}
+                )
+            finally:
+                _kill_session(proc.pid)
             wall = time.monotonic() - start
-    finally:
-        os.close(out_r)
-        os.close(err_r)
-        if stdin is not subprocess.DEVNULL:
-            stdin.close()
         if group is not None:
             group.kill_all()
-    try:
-        _kill_session(proc.pid)
         cpu = group.cpu_time_s() if group is not None else None
         peak = group.peak_memory() if group is not None else None
         oom = group.oom_killed() if group is not None else False
     finally:
-        if group is not None:
+        for fd in (out_r, err_r, *child_fds):
+            os.close(fd)
+        if stdin is not subprocess.DEVNULL:
+            stdin.close()
+        if group is not None:  # on every path, errors included: no group or process outlives
+            group.kill_all()
             group.remove()
     code = proc.returncode
     exit_code = code if code >= 0 else 128 - code  # killed before exec: as a shell shows it
