@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -226,6 +226,30 @@ class Executor:
                 "RLIMIT_DATA only, and CPU time and peak memory are not measured"
             )
 
+    def _build(
+        self,
+        lang: Language,
+        argv: Sequence[str],
+        app: Path,
+        log_prefix: Path,
+        binds: Sequence[tuple[Path, str, bool]],
+    ) -> RunOutcome:
+        """A sandboxed build in ``app`` (writable), output in ``<log_prefix>.out``/``.err``."""
+        return run_command(
+            argv,
+            app_dir=app,
+            limits=self.config.compile_limits,
+            stdin_path=None,
+            stdout_path=log_prefix.with_suffix(".out"),
+            stderr_path=log_prefix.with_suffix(".err"),
+            env=lang.env,
+            app_writable=True,
+            isolate=self.isolate,
+            memory_overhead_mb=lang.memory_overhead_mb,
+            use_cgroups=self.use_cgroups,
+            binds=binds,
+        )
+
     def _warm_cache(self, lang: Language) -> Path:
         """A build cache warmed once per executor by building ``lang.warmup`` (sandboxed)."""
         with self._cache_lock:
@@ -244,18 +268,12 @@ class Executor:
             give_to_sandbox(app)
             give_to_sandbox(cache)
             if lang.warmup:
-                outcome = run_command(
+                outcome = self._build(
+                    lang,
                     lang.warmup_compile or lang.test_compile or lang.compile or (),
-                    app_dir=app,
-                    limits=self.config.compile_limits,
-                    stdin_path=None,
-                    stdout_path=root / "warmup.out",
-                    stderr_path=root / "warmup.err",
-                    env=lang.env,
-                    app_writable=True,
-                    isolate=self.isolate,
-                    use_cgroups=self.use_cgroups,
-                    binds=[(cache, lang.build_cache or "", True)],
+                    app,
+                    root / "warmup",
+                    [(cache, lang.build_cache or "", True)],
                 )
                 if outcome.exit_code != 0:  # builds still work, only slower
                     logger.warning(
@@ -329,20 +347,7 @@ class Executor:
             if error is not None:
                 compile_info["stderr"] = error
         if build_argv is not None:
-            outcome = run_command(
-                build_argv,
-                app_dir=app,
-                limits=self.config.compile_limits,
-                stdin_path=None,
-                stdout_path=io_dir / "compile.out",
-                stderr_path=io_dir / "compile.err",
-                env=lang.env,
-                app_writable=True,
-                isolate=self.isolate,
-                memory_overhead_mb=lang.memory_overhead_mb,
-                use_cgroups=self.use_cgroups,
-                binds=binds,
-            )
+            outcome = self._build(lang, build_argv, app, io_dir / "compile", binds)
             ok = outcome.exit_code == 0 and not outcome.timed_out
             compile_info = {
                 "ok": ok,
