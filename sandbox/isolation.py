@@ -112,7 +112,6 @@ class RunOutcome:
     timed_out: bool  # wall-clock or CPU limit (measured by us, not guessed from exit codes)
     memory_exceeded: bool
     output_exceeded: bool
-    isolated: bool
 
 
 def bubblewrap_path() -> str | None:
@@ -417,7 +416,6 @@ def run_command(
         timed_out=timed_out,
         memory_exceeded=oom,
         output_exceeded=output_exceeded,
-        isolated=isolate,
     )
 
 

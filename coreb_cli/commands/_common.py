@@ -6,6 +6,7 @@ import argparse
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from eval_metrics import (
@@ -88,28 +89,41 @@ def split(mapping: Mapping[str, dict], subtask_of: Mapping[str, str]) -> dict[st
     return parts
 
 
+@dataclass(frozen=True)
+class Judgments:
+    """What every run of one command is scored against, read once."""
+
+    qrels: dict[str, dict[str, int]]
+    exclude: dict[str, list[str]]
+    subtask_of: dict[str, str]
+
+
+def load_judgments(args: argparse.Namespace) -> Judgments:
+    """Read ``--qrels``, ``--exclude`` and ``--subtasks`` and check they agree."""
+    qrels = read_qrels(args.qrels)
+    exclude = read_exclusions(args.exclude) if args.exclude else {}
+    unknown = [q for q in exclude if q not in qrels]
+    if unknown:
+        raise ValueError(f"{args.exclude}: query {unknown[0]!r} is not in {args.qrels}")
+    return Judgments(qrels, exclude, load_subtasks(args.subtasks, qrels))
+
+
 def score_run(
-    run_path: Path, args: argparse.Namespace, progress: bool = True
-) -> tuple[dict[str, RetrievalEvaluation], dict[str, str]]:
-    """Evaluate one run file subtask by subtask; returns evaluations and the subtask map."""
+    run_path: Path, args: argparse.Namespace, judgments: Judgments, progress: bool = True
+) -> dict[str, RetrievalEvaluation]:
+    """Evaluate one run file subtask by subtask."""
     from tqdm.auto import tqdm
 
-    qrels = read_qrels(args.qrels)
     run = read_run(run_path)
-    unknown = [q for q in run if q not in qrels]
+    unknown = [q for q in run if q not in judgments.qrels]
     if unknown:
         raise ValueError(
             f"{run_path}: {len(unknown)} ranked queries are not in {args.qrels}, "
             f"e.g. {unknown[0]!r}: is this the qrels file of the same subtask and release?"
         )
-    exclude = read_exclusions(args.exclude) if args.exclude else {}
-    subtask_of = load_subtasks(args.subtasks, qrels)
-    qrels_parts = split(qrels, subtask_of)
-    run_parts = split(run, subtask_of)
-    exclude_parts = split(exclude, subtask_of)
-    if "<unjudged>" in exclude_parts:
-        some = next(iter(exclude_parts["<unjudged>"]))
-        raise ValueError(f"{args.exclude}: query {some!r} is not in {args.qrels}")
+    qrels_parts = split(judgments.qrels, judgments.subtask_of)
+    run_parts = split(run, judgments.subtask_of)
+    exclude_parts = split(judgments.exclude, judgments.subtask_of)
     evaluations = {}
     for subtask in tqdm(
         sorted(qrels_parts), desc="subtasks", unit="subtask", disable=None if progress else True
@@ -125,4 +139,4 @@ def score_run(
             no_positive_policy=args.no_positive_policy,
             relevance_level=args.relevance_level,
         )
-    return evaluations, subtask_of
+    return evaluations

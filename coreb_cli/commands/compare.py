@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from coreb_cli.commands._common import add_scoring_arguments, score_run
+from coreb_cli.commands._common import add_scoring_arguments, load_judgments, score_run
 from eval_metrics.significance import METHODS, paired_test
 
 NAME = "compare"
@@ -42,8 +42,9 @@ def _per_query(evaluations: dict, metric: str) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    a = _per_query(score_run(args.run_a, args, progress=False)[0], args.metric)
-    b = _per_query(score_run(args.run_b, args, progress=False)[0], args.metric)
+    judgments = load_judgments(args)
+    a = _per_query(score_run(args.run_a, args, judgments, progress=False), args.metric)
+    b = _per_query(score_run(args.run_b, args, judgments, progress=False), args.metric)
     result = paired_test(
         a,
         b,

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from coreb_cli.commands._common import ALL, add_scoring_arguments, score_run
+from coreb_cli.commands._common import ALL, add_scoring_arguments, load_judgments, score_run
 from eval_metrics import aggregate, render_table
 
 NAME = "evaluate"
@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    evaluations, _ = score_run(args.run, args)
+    evaluations = score_run(args.run, args, load_judgments(args))
     rows = aggregate(evaluations, group_by_task=ALL not in evaluations)
     first = next(iter(evaluations.values()))
     print(render_table(rows, args.columns))

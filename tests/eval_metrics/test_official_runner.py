@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from eval_metrics import evaluate_retrieval
 from tests.eval_metrics.reference import reference_evaluate, reference_means
+from tests.eval_metrics.test_properties import DOC_IDS, GRADES, QUERY_IDS, draw_scores
 
 official = pytest.importorskip(
     "coreb_runner.benchmark.evaluation",
@@ -39,10 +40,6 @@ K_VALUES = [1, 3, 5, 10, 100]
 TOL = 1e-5  # the runner rounds every mean to 5 decimals
 PAIRS = (("ndcg", "NDCG"), ("map", "MAP"), ("recall", "Recall"), ("precision", "P"))
 
-DOC_IDS = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "B", "aa", "ab", "10", "9")
-QUERY_IDS = ("q0", "q1", "q2", "q3", "q4", "q5")
-TIED_SCORES = (-1.0, 0.0, 0.25, 0.5, 1.0)
-GRADES = (0, 1, 1, 2, 2, 3)
 
 OFFICIAL_SETTINGS = settings(
     max_examples=200,
@@ -87,21 +84,7 @@ def covering_cases(draw, distinct_scores: bool = False):
     run = {}
     for q in qids:
         docs = draw(st.lists(st.sampled_from(DOC_IDS), max_size=len(DOC_IDS), unique=True))
-        if distinct_scores:
-            values = draw(
-                st.lists(
-                    st.integers(-(10**6), 10**6),
-                    min_size=len(docs),
-                    max_size=len(docs),
-                    unique=True,
-                )
-            )
-            scores = [v / 1024 for v in values]
-        else:
-            scores = draw(
-                st.lists(st.sampled_from(TIED_SCORES), min_size=len(docs), max_size=len(docs))
-            )
-        run[q] = dict(zip(docs, scores, strict=True))
+        run[q] = dict(zip(docs, draw_scores(draw, len(docs), distinct_scores), strict=True))
     return qrels, run
 
 

@@ -78,6 +78,14 @@ k_values_strategy = st.one_of(
 )
 
 
+def draw_scores(draw, n: int, distinct: bool) -> list[float]:
+    """``n`` scores: all distinct (exact binary fractions), or from ``TIED_SCORES``."""
+    if distinct:
+        values = draw(st.lists(st.integers(-(10**6), 10**6), min_size=n, max_size=n, unique=True))
+        return [v / 1024 for v in values]
+    return draw(st.lists(st.sampled_from(TIED_SCORES), min_size=n, max_size=n))
+
+
 @st.composite
 def cases(draw, distinct_scores: bool = False, min_judged: int = 0, min_ranked: int = 0):
     """``(qrels, run, exclude)``: graded qrels, a run over some of their queries, exclusions.
@@ -102,21 +110,7 @@ def cases(draw, distinct_scores: bool = False, min_judged: int = 0, min_ranked: 
                 st.sampled_from(DOC_IDS), min_size=min_ranked, max_size=len(DOC_IDS), unique=True
             )
         )
-        if distinct_scores:
-            values = draw(
-                st.lists(
-                    st.integers(-(10**6), 10**6),
-                    min_size=len(docs),
-                    max_size=len(docs),
-                    unique=True,
-                )
-            )
-            scores = [v / 1024 for v in values]  # exact in binary, all distinct
-        else:
-            scores = draw(
-                st.lists(st.sampled_from(TIED_SCORES), min_size=len(docs), max_size=len(docs))
-            )
-        run[q] = dict(zip(docs, scores, strict=True))
+        run[q] = dict(zip(docs, draw_scores(draw, len(docs), distinct_scores), strict=True))
     exclude = {
         q: draw(st.lists(st.sampled_from(DOC_IDS), max_size=4))
         for q in draw(st.lists(st.sampled_from(qids), unique=True))
