@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -82,13 +83,20 @@ class Language:
         return tuple(a.replace("{heap_mb}", str(memory_mb)) for a in self.run)
 
 
+# CPython before 3.11.9 / 3.12.1 keeps the AST validator's recursion depth in shared state, so
+# two threads parsing at once can fail with "SystemError: AST constructor recursion depth
+# mismatch" (python/cpython#106905). The executor builds candidates on a thread pool: serialise.
+_AST_LOCK = threading.Lock()
+
+
 def python_syntax_error(source: str) -> str | None:
     """Parse (never compile or run) Python source; the error message if it does not parse.
 
     The parser alone is safe on untrusted input: no code runs and no constant is folded.
     """
     try:
-        ast.parse(source, filename="main.py")
+        with _AST_LOCK:
+            ast.parse(source, filename="main.py")
     except SyntaxError as err:
         return f"main.py:{err.lineno}:{err.offset}: SyntaxError: {err.msg}"
     except (ValueError, RecursionError, MemoryError) as err:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from sandbox.harness import go_unittest_file
@@ -32,6 +36,29 @@ def test_missing_binary_names_the_debian_package(monkeypatch):
 )
 def test_python_syntax_check_is_parse_only(source, ok):
     assert (python_syntax_error(source) is None) is ok
+
+
+def test_python_syntax_check_is_safe_from_many_threads():
+    # CPython < 3.11.9 fails "AST constructor recursion depth mismatch" when another thread
+    # runs while one converts an AST (cpython#106905); a GC callback that yields the GIL makes
+    # that switch happen inside the conversion. The executor checks candidates on a thread pool.
+    source = "\n".join(
+        f"def g{i}(a):\n    return [b for b in range({i}) if (a, (b,))]" for i in range(100)
+    )
+    threshold = gc.get_threshold()
+
+    def yield_gil(phase, info):
+        time.sleep(0)
+
+    gc.callbacks.append(yield_gil)
+    gc.set_threshold(50)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            errors = list(pool.map(lambda _: python_syntax_error(source), range(200)))
+    finally:
+        gc.callbacks.remove(yield_gil)
+        gc.set_threshold(*threshold)
+    assert errors == [None] * 200
 
 
 def test_go_merge_keeps_one_package_clause_and_dedupes_imports():
