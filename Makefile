@@ -12,6 +12,11 @@ TORCH_SPEC ?= torch==2.13.0
 OFFICIAL_RUNNER ?= coreb==0.1.0
 
 STAMP := $(VENV)/.installed
+# A second, light environment with datasets 3.x: the loading-script path of coreb_dataset.py
+# (scripts were removed in datasets 4) is tested there.
+DS3_VENV ?= .venv-ds3
+DS3_STAMP := $(DS3_VENV)/.installed
+DS3_SPEC ?= datasets>=3.6,<4
 
 .PHONY: demo test test-all lint format bench venv system-deps clean
 
@@ -22,7 +27,12 @@ $(STAMP): pyproject.toml Makefile
 	$(PIP) install --quiet --no-deps "$(OFFICIAL_RUNNER)"
 	touch $(STAMP)
 
-venv: $(STAMP)
+$(DS3_STAMP): Makefile
+	$(PYTHON) -m venv $(DS3_VENV)
+	$(DS3_VENV)/bin/python -m pip install --quiet "$(DS3_SPEC)"
+	touch $(DS3_STAMP)
+
+venv: $(STAMP) $(DS3_STAMP)
 
 # Debian packages: the five CoREB toolchains, Go's testify (HumanEval-X Go tests, offline) and
 # bubblewrap (the sandbox). Installed when missing and we are root; otherwise say how, and the
@@ -46,12 +56,12 @@ demo: $(STAMP)
 	$(VENV)/bin/coreb compare examples/run.trec examples/run_b.trec --qrels examples/qrels.trec \
 		--exclude examples/c2c_anchors.json
 
-test: $(STAMP) system-deps
+test: $(STAMP) $(DS3_STAMP) system-deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest
 
-test-all: $(STAMP) system-deps
+test-all: $(STAMP) $(DS3_STAMP) system-deps
 	$(PY) -m pytest -m "slow or not slow"
 
 lint: $(STAMP)
@@ -65,6 +75,7 @@ format: $(STAMP)
 bench: $(STAMP) system-deps
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_sandbox.py
+	$(PY) benchmarks/bench_dataset.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(DS3_VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info
