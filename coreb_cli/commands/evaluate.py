@@ -10,21 +10,36 @@ from coreb_cli.commands._common import ALL, add_scoring_arguments, load_judgment
 from eval_metrics import aggregate, render_table
 
 NAME = "evaluate"
-HELP = "score a TREC run against graded qrels (nDCG, Recall, MRR, MAP, P, HN-intrusion)"
+HELP = "score a TREC run, or run a retriever over a CoREB dataset, under the CoREB protocol"
 DESCRIPTION = """\
-Score a TREC run file against TREC qrels under the CoREB protocol: relevance level 2 for
-binary measures, hard negatives (relevance 1) zero-gain for nDCG, trec_eval tie order,
-per-query exclusions, and an explicit policy for queries without a relevant document.
-Prints one row per subtask, per main task (T2C, C2T, C2C) and Overall (query-weighted).
+Two ways in:
 
-example:
+* a TREC run file and TREC qrels (RUN --qrels FILE), or
+* a CoREB dataset folder written by `coreb build` (or a release folder) and a retriever
+  (--dataset DIR --model bm25): every subtask of every release is retrieved and scored, each
+  corpus indexed once per release.
+
+Scoring follows the CoREB protocol: relevance level 2 for binary measures, hard negatives
+(relevance 1) zero-gain for nDCG, trec_eval tie order, per-query exclusions (the c2c anchor),
+and an explicit policy for queries without a relevant document. Prints one row per subtask,
+per main task (T2C, C2T, C2C) and Overall (query-weighted).
+
+examples:
   coreb evaluate examples/run.trec --qrels examples/qrels.trec \\
-      --exclude examples/c2c_anchors.json"""
+      --exclude examples/c2c_anchors.json
+  coreb evaluate --dataset coreb --model bm25"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", type=Path, help="TREC run file: 'query_id Q0 doc_id rank score tag'")
-    add_scoring_arguments(parser)
+    parser.add_argument(
+        "run", type=Path, nargs="?", help="TREC run file: 'query_id Q0 doc_id rank score tag'"
+    )
+    parser.add_argument("--dataset", help="a `coreb build` folder (or release folder) to run on")
+    parser.add_argument(
+        "--model", default="bm25", help="retriever for --dataset: bm25 (code-aware tokens)"
+    )
+    parser.add_argument("--releases", nargs="+", help="with --dataset: only these releases")
+    add_scoring_arguments(parser, qrels_required=False)
     parser.add_argument(
         "--columns",
         nargs="+",
@@ -36,7 +51,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.dataset is not None:
+        if args.run is not None or args.qrels is not None:
+            raise ValueError("give either RUN --qrels FILE or --dataset DIR, not both")
+        return _run_dataset(args)
+    if args.run is None or args.qrels is None:
+        raise ValueError("give a run file and --qrels FILE, or --dataset DIR --model bm25")
     evaluations = score_run(args.run, args, load_judgments(args))
+    _report(evaluations, args, {"run": str(args.run), "qrels": str(args.qrels)})
+    return 0
+
+
+def _run_dataset(args: argparse.Namespace) -> int:
+    if args.model != "bm25":
+        raise ValueError(f"--model {args.model!r}: only 'bm25' is available so far")
+    if args.exclude is not None or args.subtasks is not None:
+        raise ValueError("--exclude and --subtasks come from the dataset itself with --dataset")
+    from retrieval.bm25 import evaluate_bm25
+
+    results = evaluate_bm25(args.dataset, args.releases, no_positive_policy=args.no_positive_policy)
+    if not results:
+        raise ValueError(f"{args.dataset}: no subtask of the selected releases was found")
+    payload: dict = {"dataset": str(args.dataset), "model": args.model, "releases": {}}
+    if args.per_query:
+        args.per_query.write_text("", encoding="utf-8")
+    for split, evaluations in results.items():
+        print(f"\n== {args.model} on {split} ==")
+        payload["releases"][split] = _report(evaluations, args, None, split)
+    if args.json:
+        args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _report(
+    evaluations: dict, args: argparse.Namespace, header: dict | None, release: str | None = None
+) -> dict:
     rows = aggregate(evaluations, group_by_task=ALL not in evaluations)
     first = next(iter(evaluations.values()))
     print(render_table(rows, args.columns))
@@ -47,20 +96,21 @@ def run(args: argparse.Namespace) -> int:
         f"judged queries missing from the run (scored 0): "
         f"{sum(len(e.queries_missing_from_run) for e in evaluations.values())}"
     )
-    if args.json:
-        payload = {
-            "run": str(args.run),
-            "qrels": str(args.qrels),
-            "no_positive_policy": first.no_positive_policy,
-            "relevance_level": first.relevance_level,
-            "rows": [row.to_dict() for row in rows],
-        }
+    payload = {
+        **(header or {}),
+        "no_positive_policy": first.no_positive_policy,
+        "relevance_level": first.relevance_level,
+        "rows": [row.to_dict() for row in rows],
+    }
+    if args.json and header is not None:
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     if args.per_query:
-        with open(args.per_query, "w", encoding="utf-8") as out:
+        with open(args.per_query, "a" if release else "w", encoding="utf-8") as out:
             for subtask, ev in evaluations.items():
                 for query_id, values in ev.per_query.items():
                     record = {"query_id": query_id, "subtask": subtask, **values}
+                    if release:
+                        record["release"] = release
                     record["hard_negative_intrusion"] = ev.intrusion.get(query_id)
                     out.write(json.dumps(record) + "\n")
-    return 0
+    return payload

@@ -98,4 +98,4 @@ def test_console_script_help():
         text=True,
         check=True,
     ).stdout
-    assert "--no-positive-policy" in out and "example:" in out
+    assert "--no-positive-policy" in out and "examples:" in out and "--dataset" in out

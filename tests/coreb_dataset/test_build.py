@@ -131,7 +131,9 @@ def test_card_is_a_real_dataset_card(built):
     ):
         assert needle in header
     # statistics computed from the data: release_v2603 has 6 code docs, 4 passed
-    assert "| total | 6 | 4 |" in card
+    assert "| total | 6 | 4 | 0.67 |" in card
+    # positives and hard negatives per query: c2c_cross_lang over both releases' rows
+    assert "| c2c_cross_lang | 1 | 1.00 | 2.00 |" in card
     # Table 5 shape: T2C in v2603 has 4 positives and 4 hard negatives in the shipped qrels
     assert "| t2c | 4 | 4 | 8 |" in card
     assert "`t2c_weird_variant` (not in the paper)" in card

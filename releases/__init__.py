@@ -1,0 +1,1 @@
+"""Cutting CoREB releases: from source problems to an execution-verified release."""

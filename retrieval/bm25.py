@@ -1,0 +1,165 @@
+"""BM25 over code and text with a code-aware tokenizer, on ``bm25s``.
+
+Identifiers are split on camelCase and snake_case and kept whole as well (``hasCloseElements``
+gives ``hascloseelements``, ``has``, ``close``, ``elements``), so a query's words meet the code's
+identifiers; everything is lowercased; single characters and English stopwords are dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+# bm25s sets its logger to DEBUG; its per-index messages are noise in a CLI
+logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+    ]
+)
+
+
+def code_tokens(text: str) -> list[str]:
+    """Lowercased tokens of code or prose, identifiers split on camelCase and snake_case."""
+    out: list[str] = []
+    for token in _TOKEN.findall(text):
+        parts = [p.lower() for piece in token.split("_") for p in _CAMEL.findall(piece)]
+        whole = token.lower().strip("_")
+        if len(parts) > 1 and len(whole) > 1:
+            out.append(whole)
+        out += [p for p in parts if len(p) > 1 and p not in _STOP]
+    return out
+
+
+class BM25Retriever:
+    """BM25 (Lucene variant, ``bm25s``) over one corpus, searched by many queries.
+
+    Args:
+        k1, b: the BM25 parameters (``bm25s`` defaults).
+    """
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self._ids: list[str] = []
+        self._model = None
+
+    def index(self, corpus: Mapping[str, str]) -> BM25Retriever:
+        import bm25s
+
+        if not corpus:
+            raise ValueError("BM25Retriever.index: the corpus is empty")
+        self._ids = list(corpus)
+        self._model = bm25s.BM25(k1=self.k1, b=self.b)
+        self._model.index([code_tokens(corpus[d]) or ["<empty>"] for d in self._ids],
+                          show_progress=False)  # fmt: skip
+        return self
+
+    def search(self, queries: Mapping[str, str], top_k: int = 100) -> dict[str, dict[str, float]]:
+        """``{query_id: {doc_id: score}}`` with the ``top_k`` best documents of each query."""
+        if self._model is None:
+            raise ValueError("BM25Retriever.search: call index(corpus) first")
+        qids = list(queries)
+        if not qids:
+            return {}
+        k = min(top_k, len(self._ids))
+        tokens = [code_tokens(queries[q]) or ["<empty>"] for q in qids]
+        docs, scores = self._model.retrieve(tokens, k=k, show_progress=False)
+        return {
+            q: {
+                self._ids[j]: float(s)
+                for j, s in zip(docs[i].tolist(), scores[i].tolist(), strict=True)
+            }
+            for i, q in enumerate(qids)
+        }
+
+
+def evaluate_bm25(
+    source: str,
+    releases: list[str] | None = None,
+    *,
+    top_k: int = 1000,
+    no_positive_policy: str = "zero",
+) -> dict[str, dict[str, object]]:
+    """BM25 on every subtask of a built CoREB folder (or release folder), per release.
+
+    Each (release, corpus) is indexed once and searched by every subtask that ranks it.
+    Returns ``{release: {subtask: RetrievalEvaluation}}`` (aggregate with
+    :func:`eval_metrics.aggregate`).
+    """
+    import coreb_dataset
+    from eval_metrics import evaluate_retrieval
+
+    built = (Path(source) / "README.md").is_file()
+    release = None if built else coreb_dataset._cached_release(source, coreb_dataset.QrelsOptions())
+    names = _subtasks_by_release(source, release)
+    out: dict[str, dict[str, object]] = {}
+    for split, subtasks in names.items():
+        if releases and split not in releases:
+            continue
+        indexes: dict[str, BM25Retriever] = {}
+        for subtask in subtasks:
+            data = coreb_dataset.load_subtask(source, subtask, split)
+            if data.corpus_name not in indexes:
+                indexes[data.corpus_name] = BM25Retriever().index(data.corpus)
+            run = indexes[data.corpus_name].search(data.queries, top_k=top_k)
+            out.setdefault(split, {})[subtask] = evaluate_retrieval(
+                data.qrels, run, exclude=data.exclude, no_positive_policy=no_positive_policy
+            )
+    return out
+
+
+def _subtasks_by_release(source: str, release) -> dict[str, list[str]]:
+    import coreb_dataset
+
+    if release is not None:
+        return {
+            split: [s for s in release.subtasks if any(q.name == s for q, _ in d.queries.values())]
+            for split, d in release.releases.items()
+        }
+    import datasets
+
+    out: dict[str, list[str]] = {}
+    for name in datasets.get_dataset_config_names(source):
+        if name[:4] not in ("t2c_", "c2c_", "c2t_"):
+            continue
+        for split in datasets.get_dataset_split_names(source, name):
+            out.setdefault(split, []).append(name)
+    order = {n: i for i, n in enumerate(coreb_dataset.SUBTASKS)}
+    return {k: sorted(v, key=lambda n: (order.get(n, len(order)), n)) for k, v in out.items()}

@@ -1,0 +1,156 @@
+"""The release pipeline end to end on real sources, through the real sandbox."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import coreb_dataset
+from coreb_cli.main import main
+from releases.pipeline import ReleaseConfig, cut_release
+from sources.registry import resolve
+from tests.conftest import SHARED_DATA
+
+pytestmark = pytest.mark.needs_toolchain("bwrap")
+
+
+def _rows(root: Path, config: str, split: str) -> list[dict]:
+    path = root / config / f"{split}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _digest(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def human_eval_release(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("he") / "release"
+    config = ReleaseConfig(name="release_vtest", max_problems=6, seed=1)
+    report = cut_release([resolve("human-eval")], out, config)
+    return out, report
+
+
+def test_human_eval_release_is_valid_and_execution_labelled(human_eval_release):
+    out, report = human_eval_release
+    release = coreb_dataset.read_release(out)
+    data = release.releases["release_vtest"]
+    codes = _rows(out, "code_corpus", "release_vtest")
+    canon = [c for c in codes if "mutant_of" not in c["meta"]]
+    mutants = [c for c in codes if "mutant_of" in c["meta"]]
+    assert len(canon) == 6
+    # every label comes from a sandbox run: all canonical solutions pass, every kept mutant fails
+    assert all(c["meta"]["label_source"] == "sandbox" for c in codes)
+    assert all(c["meta"]["passed"] for c in canon)
+    assert mutants and not any(m["meta"]["passed"] for m in mutants)
+    assert all(m["meta"]["mutation"]["operator"] for m in mutants)
+    assert report["mutants"]["kept"] == len(mutants)
+    # the corpus code does not repeat the statement (no docstring)
+    assert all('"""' not in c["code"] for c in canon)
+    subtasks = Counter(s.name for s, _ in data.queries.values())
+    for name in (
+        "t2c_full_retro_any",
+        "t2c_full_retro_python",
+        "t2c_canonical_retro_any",
+        "t2c_search_python",
+        "c2t_full_retro_any",
+        "c2t_canonical_retro_python",
+    ):
+        assert subtasks[name] == 6, name
+    assert subtasks["c2t_match"] == 12  # one positive and one BM25-neighbour negative pair each
+    assert "c2c_cross_lang" not in subtasks  # Python only: no cross-language target
+    # qrels (v2): the canonical solution is the positive, its failing mutants the hard negatives
+    by_code = {c["code_id"]: c for c in codes}
+    for qid, (subtask, rec) in data.queries.items():
+        judged = data.qrels[qid]
+        if subtask.family == "t2c":
+            pos = [d for d, r in judged.items() if r == 2]
+            neg = [d for d, r in judged.items() if r == 1]
+            assert len(pos) == 1 and by_code[pos[0]]["meta"]["passed"]
+            assert all(by_code[d]["meta"]["mutant_of"] for d in neg)
+            assert {by_code[d]["meta"]["source_problem_id"] for d in pos + neg} == {
+                rec.meta["source_problem_id"]
+            }
+    texts = {t["text_id"]: t for t in _rows(out, "text_corpus", "release_vtest")}
+    assert all(t["meta"]["generation"] == "deterministic" for t in texts.values())
+    c2t = [q for q in data.queries if q.startswith("q_c2t_full_retro_any")]
+    for q in c2t:
+        hard = [d for d, r in data.qrels[q].items() if r == 1]
+        assert len(hard) == 4  # the BM25-closest other statements
+
+
+def test_rerun_is_deterministic_and_resumes(human_eval_release, tmp_path):
+    out, _ = human_eval_release
+    work = out.with_name(out.name + ".work")
+    again = tmp_path / "again"
+    config = ReleaseConfig(name="release_vtest", max_problems=6, seed=1)
+    cut_release([resolve("human-eval")], again, config, work_dir=work)
+    assert _digest(again) == _digest(out)
+    with pytest.raises(FileExistsError):
+        cut_release([resolve("human-eval")], again, config, work_dir=work)
+
+
+def test_builds_into_a_hub_folder(human_eval_release, tmp_path):
+    import datasets
+
+    out, _ = human_eval_release
+    coreb_dataset.build(out, tmp_path / "hub", progress=False)
+    ds = datasets.load_dataset(
+        str(tmp_path / "hub"), "t2c_full_retro_python", split="release_vtest"
+    )
+    assert len(ds) == 6 and all(len(r["positive_ids"]) == 1 for r in ds)
+    card = (tmp_path / "hub" / "README.md").read_text()
+    assert "positives / query" in card and "pass rate" in card
+
+
+@pytest.mark.needs_shared_data
+@pytest.mark.needs_toolchain("g++", "javac", "go", "ruby")
+def test_multilingual_release_from_shared_data(tmp_path):
+    loaders = [resolve(str(SHARED_DATA / "humaneval_x")), resolve(str(SHARED_DATA / "mbxp"))]
+    config = ReleaseConfig(name="release_vmulti", max_problems=3, seed=0, mutant_tries=4)
+    report = cut_release(loaders, tmp_path / "multi", config)
+    data = coreb_dataset.read_release(tmp_path / "multi").releases["release_vmulti"]
+    langs = Counter(r.fields["language"] for r in data.code.values())
+    assert set(langs) == {"python", "java", "cpp", "ruby", "go"}
+    families = Counter(s.family for s, _ in data.queries.values())
+    assert families["t2c"] and families["c2t"] and families["c2c"]
+    # c2c: every positive is a passed solution of the anchor's problem in another language
+    for qid, (subtask, rec) in data.queries.items():
+        if subtask.family != "c2c":
+            continue
+        anchor = data.code[rec.meta["anchor_code_id"]]
+        positives = [d for d, r in data.qrels[qid].items() if r == 2]
+        assert positives
+        for d in positives:
+            doc = data.code[d]
+            assert doc.meta["passed"] and doc.fields["language"] != anchor.fields["language"]
+            assert doc.meta["source_problem_id"] == anchor.meta["source_problem_id"]
+    assert report["sources"]["humaneval-x"]["problems"] == 3
+    assert report["statistics"]["code"] == len(data.code)
+
+
+def test_cli_release_and_build(tmp_path, capsys):
+    code = main(["release", "--source", "human-eval", "--limit", "2", "--name", "release_vcli",
+                 "--out", str(tmp_path / "rel"), "--build", str(tmp_path / "hub")])  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "wrote" in out and "built" in out
+    assert (tmp_path / "hub" / "README.md").is_file()
+
+
+def test_cli_release_errors_are_clear(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["release", "--source", str(tmp_path), "--out", str(tmp_path / "x")])
+    assert info.value.code == 2
+    assert "cannot tell what source the folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["release", "--source", "human-eval", "--window", "2025-13", "--out", "x"])
+    assert "expected START:END" in capsys.readouterr().err
