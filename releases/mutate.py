@@ -129,7 +129,8 @@ _KEYWORDS: dict[str, frozenset[str]] = {
         "yield"
     ),
     "cpp": _words(
-        "break case co_return continue delete do else goto new return sizeof switch throw"
+        "and break case co_return continue delete do else goto new not or return sizeof switch "
+        "throw"
     ),
     "java": _words("assert break case continue do else instanceof new return throw"),
     "go": _words("break case continue defer else go goto range return"),
@@ -723,12 +724,13 @@ def _token_sites(lexed: _Lexed, rng: random.Random) -> list[_Site]:
 
 
 def _fixed_literal(tokens: list[_Token], i: int, language: str) -> bool:
-    """A literal whose +/- 1 mostly fails to compile: a ``case 3:`` label or a map key (``{1:
-    ..}``, duplicates are compile errors in Go, C++ and Java), a Go array length (``[2]int``)."""
+    """A literal whose +/- 1 mostly fails to compile: a ``case 3:`` / ``case 3 ->`` label or a
+    map key (``{1: ..}``; duplicates are compile errors in Go, C++ and Java), a Go array length
+    (``[2]int``)."""
     prev = tokens[i - 1].text if i > 0 else ""
     nxt = tokens[i + 1].text if i + 1 < len(tokens) else ""
     after = tokens[i + 2] if i + 2 < len(tokens) else None
-    if nxt == ":" and prev in ("case", "{", ","):
+    if prev == "case" or (nxt == ":" and prev in ("{", ",")):
         return True
     return (
         language == "go"
@@ -856,7 +858,7 @@ def _block(masked: list[str], starts: list[bool], first: int, indent: str) -> in
     return k
 
 
-def _last_code_line(starts: list[bool], masked: list[str], first: int, stop: int) -> int | None:
+def _last_code_line(masked: list[str], first: int, stop: int) -> int | None:
     last = None
     for k in range(first, stop):
         if masked[k].strip():
@@ -889,8 +891,8 @@ def _swap_sites_indented(lexed: _Lexed) -> list[_Site]:
             k < len(masked) and masked[k].strip() == "end" and _indent(masked[k]) == indent
         ):
             continue
-        last_a = _last_code_line(starts, masked, i + 1, j)
-        last_b = _last_code_line(starts, masked, j + 1, k)
+        last_a = _last_code_line(masked, i + 1, j)
+        last_b = _last_code_line(masked, j + 1, k)
         if last_a is None or last_b is None:
             continue
         body_a, body_b = lines[i + 1 : last_a + 1], lines[j + 1 : last_b + 1]

@@ -24,6 +24,7 @@ work folder, so an interrupted run resumes and a re-run costs nothing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -41,6 +42,14 @@ from sandbox.runner import ExecutionConfig, execute_file
 from sources.base import LANGUAGES, SourceCandidate, SourceProblem
 
 logger = logging.getLogger(__name__)
+
+# the paper's four noise-text strategies (Appendix A.2), as releases.prompts names them
+NOISE_STRATEGY_NAMES = (
+    "operation_type",
+    "optimization_objective",
+    "algorithmic_approach",
+    "problem_domain",
+)
 
 SourceLoader = Callable[[], tuple[list[SourceProblem], list[SourceCandidate]]]
 
@@ -199,6 +208,28 @@ def label(cands: list[SourceCandidate], results: dict[str, dict]) -> list[_Code]
     return out
 
 
+def _verdict_agreement(codes: list[_Code]) -> dict[str, Any]:
+    """Source verdicts (e.g. LiveCodeBench's, on hidden tests) against our public-test runs."""
+    counts: Counter[str] = Counter()
+    no_tests = 0
+    for c in codes:
+        if c.extra.get("label_source", "sandbox") == "sandbox":
+            continue
+        if "public_tests_passed" not in c.extra:
+            no_tests += 1
+            continue
+        source = "pass" if c.passed else "fail"
+        public = "pass" if c.extra["public_tests_passed"] else "fail"
+        counts[f"source_{source}_public_{public}"] += 1
+    total = sum(counts.values())
+    agree = counts["source_pass_public_pass"] + counts["source_fail_public_fail"]
+    return {
+        **dict(sorted(counts.items())),
+        "without_public_tests": no_tests,
+        "agreement": agree / total if total else None,
+    }
+
+
 def add_mutants(
     codes: list[_Code], work: Path, config: ReleaseConfig, report: dict[str, Any]
 ) -> list[_Code]:
@@ -248,12 +279,27 @@ def _generated_texts(
         return statements, abbreviations, search, {}, "deterministic"
     from releases import prompts
 
-    def ask(messages: list[dict], key: str, tokens: int = 512) -> str:
-        seed = int.from_bytes(key.encode()[:4].ljust(4, b"\0"), "big") ^ config.seed
-        return gen.generate(messages, max_tokens=tokens, temperature=0.0, seed=seed).strip()
+    def ask(messages: list[dict], key: str, tokens: int = 512, temperature: float = 0.0) -> str:
+        digest = hashlib.sha256(f"{config.seed}:{key}".encode()).digest()
+        seed = int.from_bytes(digest[:4], "big")
+        return gen.generate(messages, max_tokens=tokens, temperature=temperature, seed=seed)
 
-    rewritten = {pid: prompts.strip_artifacts(ask(prompts.rewrite_messages(s), pid, 2048))
-                 for pid, s in statements.items()}  # fmt: skip
+    def noise_temperature(pid: str, strategy: str) -> float:
+        # the paper samples each noise text at a temperature in [0.85, 1.0] (Appendix A.2);
+        # drawn per (problem, strategy) from the seed so a re-run asks the same
+        low, high = prompts.NOISE_TEMPERATURE_RANGE
+        rng = random.Random(f"{config.seed}:{pid}:{strategy}")
+        return round(rng.uniform(low, high), 3)
+
+    def keep(pid: str) -> tuple[str, ...]:  # names the tests call must survive the rewrite
+        return (problems[pid].entry_point,) if problems[pid].entry_point else ()
+
+    rewritten = {
+        pid: prompts.strip_artifacts(
+            ask(prompts.rewrite_messages(s, keep_identifiers=keep(pid)), pid, 2048)
+        )
+        for pid, s in statements.items()
+    }
     abbreviations = {
         pid: prompts.strip_artifacts(ask(prompts.abbreviation_messages(s), pid))
         for pid, s in rewritten.items()
@@ -264,8 +310,13 @@ def _generated_texts(
         for pid, s in rewritten.items()
     }  # fmt: skip
     noise = {
-        pid: [prompts.strip_artifacts(ask(prompts.noise_text_messages(s, strategy), pid, 2048))
-              for strategy in prompts.NOISE_STRATEGIES]
+        pid: [
+            prompts.strip_artifacts(
+                ask(prompts.noise_text_messages(s, strategy), f"{pid}:{strategy}", 2048,
+                    noise_temperature(pid, strategy))
+            )
+            for strategy in prompts.NOISE_STRATEGIES
+        ]
         for pid, s in rewritten.items()
     }  # fmt: skip
     return rewritten, abbreviations, search, noise, f"llm:{gen.name}"
@@ -292,6 +343,7 @@ def cut_release(
     report: dict[str, Any] = {"release": config.name, "seed": config.seed}
     problems, cands = collect(loaders, config, report)
     codes = label(cands, _run("candidates", cands, work, config))
+    report["source_verdicts"] = _verdict_agreement(codes)
     codes += add_mutants(codes, work, config, report)
     statements, abbreviations, search, noise, how = _generated_texts(problems, config)
     report["texts"] = how
@@ -369,12 +421,12 @@ def _emit(
             "meta": {"source_problem_id": pid, "generation": how,
                      "title": problems[pid].title},
         })  # fmt: skip
-        for k, body in enumerate(noise.get(pid, [])):
+        for strategy, body in zip(NOISE_STRATEGY_NAMES, noise.get(pid, []), strict=False):
             text_rows.append({
                 "text_id": f"text_{tag}_{len(text_rows) + 1:05d}", "text_style": "noise",
                 "text": body, "text_length": len(body), "abbreviated_text": None,
                 "abbreviated_text_length": None,
-                "meta": {"source_problem_id": pid, "generation": how, "strategy": k},
+                "meta": {"source_problem_id": pid, "generation": how, "strategy": strategy},
             })  # fmt: skip
     noise_ids = defaultdict(list)
     for row in text_rows:

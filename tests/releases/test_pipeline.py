@@ -154,3 +154,57 @@ def test_cli_release_errors_are_clear(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["release", "--source", "human-eval", "--window", "2025-13", "--out", "x"])
     assert "expected START:END" in capsys.readouterr().err
+
+
+class _ScriptedGenerator:
+    """A test double with the Generator contract: answers each prompt kind recognisably."""
+
+    name = "scripted"
+
+    def __init__(self):
+        self.calls = 0
+
+    def generate(self, messages, *, max_tokens=512, temperature=0.0, seed=None):
+        self.calls += 1
+        title = messages[-1]["content"].split("\n", 1)[0]  # each prompt names its task
+        if title == "# Code Retrieval Query Generation Task":
+            return "find close pair under threshold"
+        if title == "# Question Content Abbreviation Task":
+            return "Short goal."
+        if title == "# Code Problem Annotation Task":
+            return "Rewritten statement of the task."
+        assert title == "# Hard Negative Problem Generation Task", title
+        return "A different problem about graphs."
+
+
+def test_generator_path_labels_every_generated_text(tmp_path):
+    from releases.pipeline import NOISE_STRATEGY_NAMES
+    from releases.prompts import NOISE_STRATEGIES
+
+    assert NOISE_STRATEGY_NAMES == NOISE_STRATEGIES
+    gen = _ScriptedGenerator()
+    config = ReleaseConfig(name="release_vgen", max_problems=2, mutants_per_solution=0,
+                           generator=gen)  # fmt: skip
+    report = cut_release([resolve("human-eval")], tmp_path / "gen", config)
+    assert report["texts"] == "llm:scripted"
+    texts = _rows(tmp_path / "gen", "text_corpus", "release_vgen")
+    originals = [t for t in texts if t["text_style"] == "original"]
+    noise = [t for t in texts if t["text_style"] == "noise"]
+    assert len(originals) == 2 and len(noise) == 8  # the paper's four strategies per problem
+    assert {t["meta"]["strategy"] for t in noise} == set(NOISE_STRATEGIES)
+    assert all(t["meta"]["generation"] == "llm:scripted" for t in texts)
+    # c2t hard negatives are the problem's own noise texts, not other problems' statements
+    data = coreb_dataset.read_release(tmp_path / "gen").releases["release_vgen"]
+    for qid, (subtask, rec) in data.queries.items():
+        if subtask.name == "c2t_full_retro_any":
+            hard = [d for d, r in data.qrels[qid].items() if r == 1]
+            assert {data.texts[d].meta["source_problem_id"] for d in hard} == {
+                rec.meta["source_problem_id"]
+            }
+            assert len(hard) == 4
+    t2c = _rows(tmp_path / "gen", "text2code_queries", "release_vgen")
+    assert {q["query"] for q in t2c if q["subtask"] == "t2c_full_retro_any"} == {
+        "Rewritten statement of the task."
+    }
+    calls = gen.calls
+    assert calls == 2 * (1 + 1 + 1 + 4)  # rewrite, abbreviation, search, four noise texts
