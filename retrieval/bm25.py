@@ -10,10 +10,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from pathlib import Path
-
-# bm25s sets its logger to DEBUG; its per-index messages are noise in a CLI
-logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -83,6 +79,8 @@ class BM25Retriever:
     def index(self, corpus: Mapping[str, str]) -> BM25Retriever:
         import bm25s
 
+        # bm25s sets its logger to DEBUG on import; its per-index messages are noise in a CLI
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
         if not corpus:
             raise ValueError("BM25Retriever.index: the corpus is empty")
         self._ids = list(corpus)
@@ -108,58 +106,3 @@ class BM25Retriever:
             }
             for i, q in enumerate(qids)
         }
-
-
-def evaluate_bm25(
-    source: str,
-    releases: list[str] | None = None,
-    *,
-    top_k: int = 1000,
-    no_positive_policy: str = "zero",
-) -> dict[str, dict[str, object]]:
-    """BM25 on every subtask of a built CoREB folder (or release folder), per release.
-
-    Each (release, corpus) is indexed once and searched by every subtask that ranks it.
-    Returns ``{release: {subtask: RetrievalEvaluation}}`` (aggregate with
-    :func:`eval_metrics.aggregate`).
-    """
-    import coreb_dataset
-    from eval_metrics import evaluate_retrieval
-
-    built = (Path(source) / "README.md").is_file()
-    release = None if built else coreb_dataset._cached_release(source, coreb_dataset.QrelsOptions())
-    names = _subtasks_by_release(source, release)
-    out: dict[str, dict[str, object]] = {}
-    for split, subtasks in names.items():
-        if releases and split not in releases:
-            continue
-        indexes: dict[str, BM25Retriever] = {}
-        for subtask in subtasks:
-            data = coreb_dataset.load_subtask(source, subtask, split)
-            if data.corpus_name not in indexes:
-                indexes[data.corpus_name] = BM25Retriever().index(data.corpus)
-            run = indexes[data.corpus_name].search(data.queries, top_k=top_k)
-            out.setdefault(split, {})[subtask] = evaluate_retrieval(
-                data.qrels, run, exclude=data.exclude, no_positive_policy=no_positive_policy
-            )
-    return out
-
-
-def _subtasks_by_release(source: str, release) -> dict[str, list[str]]:
-    import coreb_dataset
-
-    if release is not None:
-        return {
-            split: [s for s in release.subtasks if any(q.name == s for q, _ in d.queries.values())]
-            for split, d in release.releases.items()
-        }
-    import datasets
-
-    out: dict[str, list[str]] = {}
-    for name in datasets.get_dataset_config_names(source):
-        if name[:4] not in ("t2c_", "c2c_", "c2t_"):
-            continue
-        for split in datasets.get_dataset_split_names(source, name):
-            out.setdefault(split, []).append(name)
-    order = {n: i for i, n in enumerate(coreb_dataset.SUBTASKS)}
-    return {k: sorted(v, key=lambda n: (order.get(n, len(order)), n)) for k, v in out.items()}

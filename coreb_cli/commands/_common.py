@@ -39,9 +39,11 @@ def add_scoring_arguments(parser: argparse.ArgumentParser, qrels_required: bool 
     )
     parser.add_argument(
         "--subtasks",
-        type=Path,
-        help="JSON {query_id: subtask} grouping queries into subtasks; by default the subtask is "
-        "read from CoREB query ids (q_<subtask>_<number>), else all queries form one group",
+        nargs="+",
+        metavar="SUBTASK",
+        help="with a run file: one JSON file {query_id: subtask} grouping queries into subtasks "
+        "(default: read from CoREB query ids q_<subtask>_<number>, else one group); with "
+        "--dataset: the subtasks to run (default: all)",
     )
     parser.add_argument(
         "--k",
@@ -108,7 +110,10 @@ def load_judgments(args: argparse.Namespace) -> Judgments:
     unknown = [q for q in exclude if q not in qrels]
     if unknown:
         raise ValueError(f"{args.exclude}: query {unknown[0]!r} is not in {args.qrels}")
-    return Judgments(qrels, exclude, load_subtasks(args.subtasks, qrels))
+    if args.subtasks is not None and len(args.subtasks) != 1:
+        raise ValueError("with a run file, --subtasks takes one JSON file {query_id: subtask}")
+    mapping = Path(args.subtasks[0]) if args.subtasks else None
+    return Judgments(qrels, exclude, load_subtasks(mapping, qrels))
 
 
 def score_run(

@@ -27,7 +27,8 @@ per main task (T2C, C2T, C2C) and Overall (query-weighted).
 examples:
   coreb evaluate examples/run.trec --qrels examples/qrels.trec \\
       --exclude examples/c2c_anchors.json
-  coreb evaluate --dataset coreb --model bm25"""
+  coreb evaluate --dataset coreb --model bm25 --out results
+  coreb evaluate --dataset coreb --model sentence-transformers/all-MiniLM-L6-v2 --out results"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,9 +37,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--dataset", help="a `coreb build` folder (or release folder) to run on")
     parser.add_argument(
-        "--model", default="bm25", help="retriever for --dataset: bm25 (code-aware tokens)"
+        "--model",
+        default="bm25",
+        help="retriever for --dataset: bm25 (code-aware tokens) or a sentence-transformers "
+        "model name or folder",
     )
     parser.add_argument("--releases", nargs="+", help="with --dataset: only these releases")
+    parser.add_argument("--out", type=Path, help="with --dataset: the results folder")
+    parser.add_argument("--top-k", type=int, default=1000, help="documents kept per query (1000)")
+    parser.add_argument("--batch-size", type=int, help="dense models: encoding batch size")
+    parser.add_argument("--max-length", type=int, help="dense models: max tokens per text")
+    parser.add_argument(
+        "--cache-dir", type=Path, help="dense models: corpus embeddings cached here"
+    )
     add_scoring_arguments(parser, qrels_required=False)
     parser.add_argument(
         "--columns",
@@ -63,23 +74,27 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_dataset(args: argparse.Namespace) -> int:
-    if args.model != "bm25":
-        raise ValueError(f"--model {args.model!r}: only 'bm25' is available so far")
-    if args.exclude is not None or args.subtasks is not None:
-        raise ValueError("--exclude and --subtasks come from the dataset itself with --dataset")
-    from retrieval.bm25 import evaluate_bm25
+    if args.exclude is not None:
+        raise ValueError("--exclude comes from the dataset itself with --dataset")
+    if args.out is None:
+        raise ValueError("--dataset needs --out DIR for the runs, results, summary and plots")
+    from retrieval.runner import evaluate_model, summary_table
 
-    results = evaluate_bm25(args.dataset, args.releases, no_positive_policy=args.no_positive_policy)
-    if not results:
-        raise ValueError(f"{args.dataset}: no subtask of the selected releases was found")
-    payload: dict = {"dataset": str(args.dataset), "model": args.model, "releases": {}}
-    if args.per_query:
-        args.per_query.write_text("", encoding="utf-8")
-    for split, evaluations in results.items():
-        print(f"\n== {args.model} on {split} ==")
-        payload["releases"][split] = _report(evaluations, args, None, split)
+    options = {}
+    if args.model != "bm25":
+        options = {k: v for k, v in (("batch_size", args.batch_size),
+                                     ("max_length", args.max_length),
+                                     ("cache_dir", args.cache_dir)) if v is not None}  # fmt: skip
+    results = evaluate_model(
+        args.dataset, args.model, args.out, subtasks=args.subtasks, releases=args.releases,
+        top_k=args.top_k, no_positive_policy=args.no_positive_policy, **options,
+    )  # fmt: skip
+    for res in results:
+        print(f"\n== {res['model'].get('name')} on {res['release']} ==")
+        print(summary_table([res]))
     if args.json:
-        args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"runs, per-query scores, results.json, summary.md and plots in {args.out}")
     return 0
 
 

@@ -1,0 +1,282 @@
+"""The first-stage benchmark runner: one retriever over every CoREB subtask and release.
+
+For each release it loads each corpus once, indexes / encodes it once for the retriever, and
+searches it with the queries of every subtask that ranks it (34 subtasks share three corpora).
+Each subtask's run is scored under the CoREB protocol (:func:`eval_metrics.evaluate_retrieval`,
+the engine of ``coreb_metric``: relevance level 2, hard negatives zero-gain, the c2c anchor
+excluded, an explicit policy for c2t_match negatives) and written out:
+
+``<out>/<model>/<release>/``
+    ``runs/<subtask>.trec`` (top-k, TREC format), ``per_query.jsonl``, ``results.json``
+    (per-subtask / per-task / Overall rows, model metadata, library versions, dataset
+    revision), ``summary.md`` (a table shaped like the paper's Table 3) and PNG plots.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from eval_metrics import aggregate, evaluate_retrieval, write_run
+from eval_metrics.retrieval import RetrievalEvaluation
+
+logger = logging.getLogger(__name__)
+
+BM25 = "bm25"
+TABLE_COLUMNS = ("ndcg_at_10", "recall_at_10", "mrr_at_10", "map_at_100")
+_LIBRARIES = ("coreb-toolkit", "datasets", "pytrec-eval-terrier", "bm25s", "torch",
+              "sentence-transformers", "transformers", "numpy")  # fmt: skip
+
+
+@dataclass
+class ReleaseInput:
+    """One release of a dataset: per subtask its queries, qrels, exclusions and corpus name."""
+
+    name: str
+    subtasks: dict[str, Any]  # subtask -> coreb_dataset.SubtaskData (corpus shared per name)
+    corpora: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def _is_built(source: str) -> bool:
+    return (Path(source) / "README.md").is_file() or (
+        not Path(source).exists() and re.fullmatch(r"[\w.-]+/[\w.-]+", source) is not None
+    )
+
+
+def discover(
+    source: str, subtasks: Sequence[str] | None, releases: Sequence[str] | None
+) -> list[ReleaseInput]:
+    """The selected subtasks of the selected releases, corpora loaded once per release."""
+    import coreb_dataset
+
+    if _is_built(source):
+        import datasets
+
+        try:
+            names = datasets.get_dataset_config_names(source)
+        except Exception as err:
+            raise ValueError(f"cannot read the dataset {source!r}: {err}") from None
+        available: dict[str, list[str]] = {}
+        for name in names:
+            if name[:4] in ("t2c_", "c2c_", "c2t_"):
+                for split in datasets.get_dataset_split_names(source, name):
+                    available.setdefault(split, []).append(name)
+    else:
+        release = coreb_dataset._cached_release(source, coreb_dataset.QrelsOptions())
+        available = {
+            split: sorted({s.name for s, _ in data.queries.values()})
+            for split, data in release.releases.items()
+        }
+    all_subtasks = sorted({s for v in available.values() for s in v})
+    for name in subtasks or ():
+        if name not in all_subtasks:
+            raise ValueError(
+                f"subtask {name!r} is not in {source}; it has: {', '.join(all_subtasks)}"
+            )
+    for name in releases or ():
+        if name not in available:
+            raise ValueError(f"release {name!r} is not in {source}; it has: {', '.join(available)}")
+    order = {n: i for i, n in enumerate(coreb_dataset.SUBTASKS)}
+    out = []
+    for split in sorted(available):
+        if releases and split not in releases:
+            continue
+        chosen = [s for s in available[split] if not subtasks or s in subtasks]
+        chosen.sort(key=lambda n: (order.get(n, len(order)), n))
+        item = ReleaseInput(split, {})
+        for name in chosen:
+            data = coreb_dataset.load_subtask(source, name, split)
+            # one corpus dict per (release, corpus name): every subtask shares it
+            data.corpus = item.corpora.setdefault(data.corpus_name, data.corpus)
+            item.subtasks[name] = data
+        if item.subtasks:
+            out.append(item)
+    if not out:
+        raise ValueError(f"{source}: nothing selected (subtasks={subtasks}, releases={releases})")
+    return out
+
+
+def make_retriever(model: str, **options: Any) -> Any:
+    """``"bm25"`` or a sentence-transformers model name / folder."""
+    if model == BM25:
+        from retrieval.bm25 import BM25Retriever
+
+        return BM25Retriever()
+    from retrieval.dense import DenseRetriever
+
+    return DenseRetriever(model, **options)
+
+
+def model_metadata(model: str, retriever: Any) -> dict[str, Any]:
+    if model == BM25:
+        return {
+            "name": "BM25",
+            "implementation": "bm25s",
+            "tokenizer": "code-aware (retrieval.bm25)",
+            "k1": retriever.k1,
+            "b": retriever.b,
+        }
+    return dict(retriever.metadata)
+
+
+def library_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for lib in _LIBRARIES:
+        try:
+            out[lib] = version(lib)
+        except PackageNotFoundError:
+            out[lib] = None
+    return out
+
+
+def dataset_revision(source: str) -> str | None:
+    """The Hub commit of a dataset id, else ``None`` for a local folder."""
+    if Path(source).exists():
+        return None
+    try:
+        from huggingface_hub import HfApi
+
+        return HfApi().dataset_info(source).sha
+    except Exception:
+        return None
+
+
+def _runs(retriever: Any, item: ReleaseInput, top_k: int, model: str) -> dict[str, dict]:
+    from tqdm.auto import tqdm
+
+    runs: dict[str, dict] = {}
+    by_corpus: dict[str, list[str]] = {}
+    for name, data in item.subtasks.items():
+        by_corpus.setdefault(data.corpus_name, []).append(name)
+    for corpus_name, names in by_corpus.items():
+        corpus = item.corpora[corpus_name]
+        if model == BM25:
+            index = type(retriever)(retriever.k1, retriever.b).index(corpus)
+            for name in tqdm(names, desc=f"{item.name}/{corpus_name}", unit="subtask"):
+                runs[name] = index.search(item.subtasks[name].queries, top_k=top_k)
+        else:
+            docs = retriever.encode_corpus(corpus)
+            for name in tqdm(names, desc=f"{item.name}/{corpus_name}", unit="subtask"):
+                queries = retriever.encode_queries(item.subtasks[name].queries)
+                runs[name] = retriever.search(queries, docs, top_k=top_k)
+    return runs
+
+
+def _slug(model: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", model.rstrip("/").split("/")[-1] if os.sep in model else model)
+
+
+def evaluate_model(
+    source: str,
+    model: str,
+    out_dir: str | os.PathLike[str],
+    *,
+    subtasks: Sequence[str] | None = None,
+    releases: Sequence[str] | None = None,
+    top_k: int = 1000,
+    no_positive_policy: str = "zero",
+    plots: bool = True,
+    **retriever_options: Any,
+) -> list[dict[str, Any]]:
+    """Run ``model`` on every selected subtask and release of ``source``; write, return results."""
+    items = discover(source, subtasks, releases)
+    retriever = make_retriever(model, **retriever_options)
+    meta = model_metadata(model, retriever)
+    versions = library_versions()
+    revision = dataset_revision(source)
+    all_results = []
+    for item in items:
+        t0 = time.perf_counter()
+        runs = _runs(retriever, item, top_k, model)
+        elapsed = time.perf_counter() - t0
+        evaluations: dict[str, RetrievalEvaluation] = {}
+        for name, run in runs.items():
+            data = item.subtasks[name]
+            evaluations[name] = evaluate_retrieval(
+                data.qrels, run, exclude=data.exclude, no_positive_policy=no_positive_policy
+            )
+        rows = aggregate(evaluations)
+        first = next(iter(evaluations.values()))
+        results = {
+            "model": meta,
+            "dataset": {"source": str(source), "revision": revision},
+            "release": item.name,
+            "no_positive_policy": first.no_positive_policy,
+            "relevance_level": first.relevance_level,
+            "top_k": top_k,
+            "retrieval_seconds": round(elapsed, 3),
+            "versions": versions,
+            "rows": [row.to_dict() for row in rows],
+        }
+        target = Path(out_dir) / _slug(model) / item.name
+        _write(target, results, runs, evaluations)
+        if plots:
+            from retrieval.plots import plot_all
+
+            plot_all([results], target / "plots")
+        all_results.append(results)
+    return all_results
+
+
+def _write(
+    target: Path,
+    results: dict[str, Any],
+    runs: Mapping[str, dict],
+    evaluations: Mapping[str, RetrievalEvaluation],
+) -> None:
+    (target / "runs").mkdir(parents=True, exist_ok=True)
+    tag = results["model"].get("name", "run")
+    for name, run in runs.items():
+        write_run(run, target / "runs" / f"{name}.trec", tag=re.sub(r"\s+", "_", str(tag)))
+    with open(target / "per_query.jsonl", "w", encoding="utf-8") as fh:
+        for name, ev in evaluations.items():
+            for qid, values in ev.per_query.items():
+                record = {"subtask": name, "query_id": qid, **values}
+                record["hard_negative_intrusion"] = ev.intrusion.get(qid)
+                fh.write(json.dumps(record) + "\n")
+    (target / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    (target / "summary.md").write_text(summary_table([results]), encoding="utf-8")
+
+
+def summary_table(
+    results: Sequence[Mapping[str, Any]], columns: Sequence[str] = TABLE_COLUMNS
+) -> str:
+    """A Markdown table shaped like the paper's Table 3: a row per model, a column group per
+    main task plus Overall (nDCG@10 first), for one release."""
+    tasks = ["T2C", "C2T", "C2C", "Overall"]
+    present = [t for t in tasks if any(r["name"] == t for res in results for r in res["rows"])]
+    header = ["model"] + [f"{t} {c}" for t in present for c in columns[:2]]
+    first = results[0]
+    lines = [
+        f"Release {first['release']}; no_positive_policy={first['no_positive_policy']}, "
+        f"relevance level {first['relevance_level']}.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    for res in results:
+        by_name = {r["name"]: r for r in res["rows"]}
+        cells = [str(res["model"].get("name"))]
+        for t in present:
+            row = by_name.get(t)
+            cells += [f"{row[c]:.4f}" if row else "-" for c in columns[:2]]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Per subtask:", "", "| subtask | queries | " + " | ".join(columns)
+              + " | HN-intrusion |", "|---|---|" + "---|" * (len(columns) + 1)]  # fmt: skip
+    for res in results:
+        for r in res["rows"]:
+            name = r["name"] if r["level"] == "subtask" else f"**{r['name']}**"
+            rate = r["hard_negative_intrusion_rate"]
+            lines.append(f"| {name} | {r['n_queries']} | "
+                         + " | ".join(f"{r[c]:.4f}" for c in columns)
+                         + f" | {'-' if rate is None else f'{rate:.3f}'} |")  # fmt: skip
+    return "\n".join(lines) + "\n"

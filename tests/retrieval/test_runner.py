@@ -1,0 +1,87 @@
+"""The first-stage runner: every subtask and release, results files, CoREB scoring."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import evaluate
+import pytest
+
+import coreb_dataset
+import eval_metrics
+from coreb_cli.main import main
+from eval_metrics import read_run
+from retrieval.runner import evaluate_model, summary_table
+from tests.coreb_dataset import release as R
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("runner")
+    release = R.write_release(root / "release")
+    coreb_dataset.build(release, root / "hub", progress=False)
+    return root / "hub"
+
+
+def _check_outputs(hub: Path, out: Path, results: list[dict]) -> None:
+    metric = evaluate.load(eval_metrics.COREB_METRIC_PATH)
+    assert {r["release"] for r in results} == {R.V2, R.V3}
+    for res in results:
+        target = out / res["release"]
+        assert (target / "results.json").is_file() and (target / "summary.md").is_file()
+        assert (target / "plots" / "ndcg_at_k.png").is_file()
+        rows = {r["name"]: r for r in res["rows"]}
+        assert "Overall" in rows and res["no_positive_policy"] == "zero"
+        expected = {n for n, by in R.EXPECTED.items() if res["release"] in by}
+        assert {r["name"] for r in res["rows"] if r["level"] == "subtask"} == expected
+        for name in expected:
+            data = coreb_dataset.load_subtask(hub, name, res["release"])
+            run = read_run(target / "runs" / f"{name}.trec")
+            # the written run, scored by coreb_metric directly, gives the reported numbers
+            predictions = [{"query_id": q, "doc_ids": list(d), "scores": list(d.values())}
+                           for q, d in run.items()]  # fmt: skip
+            references = [{"query_id": q, "doc_ids": list(j), "relevance": list(j.values())}
+                          for q, j in data.qrels.items()]  # fmt: skip
+            got = metric.compute(predictions=predictions, references=references,
+                                 exclude=data.exclude or None)  # fmt: skip
+            assert got["ndcg_at_10"] == pytest.approx(rows[name]["ndcg_at_10"], abs=1e-12)
+            assert got["recall_at_100"] == pytest.approx(rows[name]["recall_at_100"], abs=1e-12)
+        per_query = [json.loads(x) for x in (target / "per_query.jsonl").read_text().splitlines()]
+        assert len(per_query) == rows["Overall"]["n_queries"]
+
+
+def test_bm25_over_every_subtask(hub, tmp_path):
+    results = evaluate_model(str(hub), "bm25", tmp_path)
+    _check_outputs(hub, tmp_path / "bm25", results)
+    saved = json.loads((tmp_path / "bm25" / R.V3 / "results.json").read_text())
+    assert saved["model"]["name"] == "BM25" and saved["versions"]["pytrec-eval-terrier"]
+    table = summary_table([saved])
+    assert table.splitlines()[2].startswith("| model | T2C ndcg_at_10")
+    assert "| BM25 |" in table
+
+
+def test_selection_and_errors(hub, tmp_path):
+    results = evaluate_model(str(hub), "bm25", tmp_path, subtasks=["c2c_cross_lang"],
+                             releases=[R.V3], plots=False)  # fmt: skip
+    assert len(results) == 1
+    assert [r["name"] for r in results[0]["rows"] if r["level"] == "subtask"] == ["c2c_cross_lang"]
+    with pytest.raises(ValueError, match="subtask 't2c_nope' is not in"):
+        evaluate_model(str(hub), "bm25", tmp_path, subtasks=["t2c_nope"])
+    with pytest.raises(ValueError, match="release 'release_v9999' is not in"):
+        evaluate_model(str(hub), "bm25", tmp_path, releases=["release_v9999"])
+
+
+def test_cli_dataset_mode(hub, tmp_path, capsys):
+    out_json = tmp_path / "all.json"
+    assert main(["evaluate", "--dataset", str(hub), "--releases", R.V3, "--out", str(tmp_path),
+                 "--json", str(out_json)]) == 0  # fmt: skip
+    text = capsys.readouterr().out
+    assert f"== BM25 on {R.V3} ==" in text and "| BM25 |" in text
+    assert json.loads(out_json.read_text())[0]["release"] == R.V3
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--dataset", str(hub)])
+    assert "--dataset needs --out DIR" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["evaluate"])
+    assert "give a run file and --qrels FILE, or --dataset DIR" in capsys.readouterr().err
