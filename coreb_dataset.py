@@ -1660,9 +1660,14 @@ class SubtaskData:
     exclude: dict[str, list[str]]  # query_id -> doc ids to drop (only queries with some)
 
 
-def _subtask_data(
-    subtask: str, release: str, q_rows: Iterable[Mapping], c_rows: Iterable[Mapping]
+def subtask_data(
+    subtask: str,
+    release: str,
+    q_rows: Iterable[Mapping],
+    c_rows: Iterable[Mapping] | Mapping[str, str],
 ) -> SubtaskData:
+    """:class:`SubtaskData` from a subtask config's rows and its corpus (rows, or a ready
+    ``{doc_id: text}`` shared by the subtasks that rank it)."""
     q_rows = list(q_rows)
     if not q_rows:
         raise ValueError(f"subtask {subtask!r} has no query in release {release!r}")
@@ -1679,7 +1684,7 @@ def _subtask_data(
         release=release,
         corpus_name=corpus_name,
         queries={r["query_id"]: r["query"] for r in q_rows},
-        corpus={r["doc_id"]: r["text"] for r in c_rows},
+        corpus=c_rows if isinstance(c_rows, Mapping) else {r["doc_id"]: r["text"] for r in c_rows},
         qrels=qrels,
         exclude={r["query_id"]: list(r["exclude_ids"]) for r in q_rows if r["exclude_ids"]},
     )
@@ -1709,14 +1714,14 @@ def load_subtask(
         release = _pick_release(release, names, subtask)
         rel = data.releases[release]
         spec = next(s for s, _ in rel.queries.values() if s.name == subtask)
-        return _subtask_data(
+        return subtask_data(
             subtask, release, subtask_rows(rel, subtask), corpus_rows(rel, spec.corpus)
         )
     queries = datasets.load_dataset(str(source), subtask)
     release = _pick_release(release, list(queries), subtask)
     q_rows = queries[release]
     corpus = datasets.load_dataset(str(source), q_rows[0]["corpus"], split=release)
-    return _subtask_data(subtask, release, q_rows, corpus)
+    return subtask_data(subtask, release, q_rows, corpus)
 
 
 def _pick_release(release: str | None, names: Sequence[str], subtask: str) -> str:

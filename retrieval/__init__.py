@@ -1,1 +1,2 @@
-"""First-stage retrieval over CoREB corpora (BM25 today; dense embedders with issue 6)."""
+"""First-stage retrieval over CoREB corpora: BM25 (``bm25``), dense embedders (``dense``),
+the benchmark runner (``runner``) and its plots (``plots``)."""

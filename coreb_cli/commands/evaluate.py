@@ -28,7 +28,8 @@ examples:
   coreb evaluate examples/run.trec --qrels examples/qrels.trec \\
       --exclude examples/c2c_anchors.json
   coreb evaluate --dataset coreb --model bm25 --out results
-  coreb evaluate --dataset coreb --model sentence-transformers/all-MiniLM-L6-v2 --out results"""
+  coreb evaluate --dataset coreb --model bm25 minilm --out results   # side by side
+  coreb evaluate --dataset coreb --model BAAI/bge-small-en-v1.5 --out results --cache-dir cache"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,9 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help="a `coreb build` folder (or release folder) to run on")
     parser.add_argument(
         "--model",
-        default="bm25",
-        help="retriever for --dataset: bm25 (code-aware tokens) or a sentence-transformers "
-        "model name or folder",
+        nargs="+",
+        default=["bm25"],
+        help="retriever(s) for --dataset: bm25 (code-aware tokens), minilm (all-MiniLM-L6-v2, "
+        "bundled), or any sentence-transformers model name or folder; several models are "
+        "also compared side by side",
     )
     parser.add_argument("--releases", nargs="+", help="with --dataset: only these releases")
     parser.add_argument("--out", type=Path, help="with --dataset: the results folder")
@@ -80,20 +83,34 @@ def _run_dataset(args: argparse.Namespace) -> int:
         raise ValueError("--dataset needs --out DIR for the runs, results, summary and plots")
     from retrieval.runner import evaluate_model, summary_table
 
-    options = {}
-    if args.model != "bm25":
-        options = {k: v for k, v in (("batch_size", args.batch_size),
-                                     ("max_length", args.max_length),
-                                     ("cache_dir", args.cache_dir)) if v is not None}  # fmt: skip
-    results = evaluate_model(
-        args.dataset, args.model, args.out, subtasks=args.subtasks, releases=args.releases,
-        top_k=args.top_k, no_positive_policy=args.no_positive_policy, **options,
-    )  # fmt: skip
-    for res in results:
-        print(f"\n== {res['model'].get('name')} on {res['release']} ==")
-        print(summary_table([res]))
+    everything = []
+    for model in args.model:
+        options = {}
+        if model != "bm25":
+            given = {"batch_size": args.batch_size, "max_length": args.max_length,
+                     "cache_dir": args.cache_dir}  # fmt: skip
+            options = {k: v for k, v in given.items() if v is not None}
+        results = evaluate_model(
+            args.dataset, model, args.out, subtasks=args.subtasks, releases=args.releases,
+            top_k=args.top_k, no_positive_policy=args.no_positive_policy, **options,
+        )  # fmt: skip
+        for res in results:
+            print(f"\n== {res['model'].get('name')} on {res['release']} ==")
+            print(summary_table([res]))
+        everything += results
+    if len(args.model) > 1:
+        from retrieval.plots import plot_all
+
+        for release in dict.fromkeys(r["release"] for r in everything):
+            group = [r for r in everything if r["release"] == release]
+            target = args.out / "comparison" / release
+            target.mkdir(parents=True, exist_ok=True)
+            table = summary_table(group)
+            (target / "summary.md").write_text(table, encoding="utf-8")
+            plot_all(group, target / "plots")
+            print(f"\n== comparison on {release} ==\n{table}")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps(everything, indent=2) + "\n", encoding="utf-8")
     print(f"runs, per-query scores, results.json, summary.md and plots in {args.out}")
     return 0
 

