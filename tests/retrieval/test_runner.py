@@ -127,3 +127,19 @@ def test_cli_compares_models_side_by_side(hub, tmp_path, capsys, minilm):
     table = (tmp_path / "comparison" / R.V3 / "summary.md").read_text()
     assert "| BM25 |" in table and "| sentence-transformers/all-MiniLM-L6-v2 |" in table
     assert (tmp_path / "comparison" / R.V3 / "plots" / "ndcg_at_k.png").is_file()
+
+
+def test_missing_corpus_config_and_bad_model_are_one_line_errors(hub, tmp_path):
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(hub, broken)
+    readme = (broken / "README.md").read_text()
+    start = readme.index("- config_name: corpus_code")
+    end = readme.index("- config_name:", start + 10)
+    (broken / "README.md").write_text(readme[:start] + readme[end:])
+    with pytest.raises(ValueError, match=r"has no config 'corpus_code'.*coreb build"):
+        evaluate_model(str(broken), "bm25", tmp_path, subtasks=["c2c_cross_lang"])
+    with pytest.raises(ValueError) as info:
+        evaluate_model(str(hub), str(tmp_path / "no-such-model"), tmp_path, plots=False)
+    assert "\n" not in str(info.value) and "no-such-model" in str(info.value)
