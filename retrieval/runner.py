@@ -59,16 +59,10 @@ def discover(
     import coreb_dataset
 
     if _is_built(source):
-        import datasets
-
-        try:
-            names = datasets.get_dataset_config_names(source)
-        except Exception as err:
-            raise ValueError(f"cannot read the dataset {source!r}: {err}") from None
         available: dict[str, list[str]] = {}
-        for name in names:
+        for name, splits in _configs(source).items():
             if name[:4] in ("t2c_", "c2c_", "c2t_"):
-                for split in datasets.get_dataset_split_names(source, name):
+                for split in splits:
                     available.setdefault(split, []).append(name)
     else:
         release = coreb_dataset._cached_release(source, coreb_dataset.QrelsOptions())
@@ -102,6 +96,26 @@ def discover(
     return out
 
 
+def _configs(source: str) -> dict[str, list[str]]:
+    """``{config: [split, ...]}`` of a built folder (from its card) or a Hub dataset."""
+    readme = Path(source) / "README.md"
+    if readme.is_file():
+        from huggingface_hub import DatasetCard
+
+        configs = DatasetCard.load(readme).data.get("configs") or []
+        return {
+            c["config_name"]: [f["split"] for f in c.get("data_files", []) if "split" in f]
+            for c in configs
+        }
+    import datasets
+
+    try:
+        names = datasets.get_dataset_config_names(source)
+        return {n: datasets.get_dataset_split_names(source, n) for n in names}
+    except Exception as err:  # datasets raises many kinds here
+        raise ValueError(f"cannot read the dataset {source!r}: {err}") from None
+
+
 def _load(source: str, subtask: str, split: str, corpora: dict[str, dict[str, str]]) -> Any:
     """One subtask's data; its corpus read once per (release, corpus) and shared."""
     import coreb_dataset
@@ -110,19 +124,33 @@ def _load(source: str, subtask: str, split: str, corpora: dict[str, dict[str, st
         data = coreb_dataset.load_subtask(source, subtask, split)
         data.corpus = corpora.setdefault(data.corpus_name, data.corpus)
         return data
-    import datasets
-
-    rows = datasets.load_dataset(source, subtask, split=split)
+    rows = _config_rows(source, subtask, split)
     corpus_name = rows[0]["corpus"]
     if corpus_name not in corpora:
-        if corpus_name not in datasets.get_dataset_config_names(source):
+        if corpus_name not in _configs(source):
             raise ValueError(
                 f"{source} has no config {corpus_name!r}, the corpus that {subtask} ranks: "
                 "rebuild the folder with `coreb build`"
             )
-        docs = datasets.load_dataset(source, corpus_name, split=split)
-        corpora[corpus_name] = dict(zip(docs["doc_id"], docs["text"], strict=True))
+        docs = _config_rows(source, corpus_name, split, columns=["doc_id", "text"])
+        corpora[corpus_name] = {d["doc_id"]: d["text"] for d in docs}
     return coreb_dataset.subtask_data(subtask, split, rows, corpora[corpus_name])
+
+
+def _config_rows(
+    source: str, config: str, split: str, columns: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """A config's rows. A folder written by ``coreb build`` is read straight from its Parquet
+    file (``<config>/<split>.parquet``, the layout its card declares), which skips the
+    ``datasets`` cache machinery; anything else (a Hub id) goes through ``load_dataset``."""
+    path = Path(source) / config / f"{split}.parquet"
+    if path.is_file():
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path, columns=columns).to_pylist()
+    import datasets
+
+    return datasets.load_dataset(source, config, split=split).to_list()
 
 
 DEFAULT_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
