@@ -1,0 +1,288 @@
+"""Generative yes/no reranker in the Qwen3-Reranker format, for any chat causal LM.
+
+The model reads a judgement prompt and the score is the probability of answering "yes"
+[SPEC §4; CoREB B.3; SynH-Rank eq. 1; Qwen3-Reranker model card,
+https://huggingface.co/Qwen/Qwen3-Reranker-0.6B]:
+
+* system: ``Judge whether the Document meets the requirements based on the Query and the
+  Instruct provided. Note that the answer can only be "yes" or "no".``
+* user: ``<Instruct>: {instruction}\\n<Query>: {query}\\n<Document>: {document}``
+* assistant prefix: an empty think block, ``<think>\\n\\n</think>\\n\\n``, as the card does;
+* score = ``P(yes) / (P(yes) + P(no))``, the softmax over the "yes" and "no" logits at the
+  last position.
+
+The prefix (up to the user message) and the suffix (after it, holding the answer slot) come
+from the tokenizer's chat template when it has one; Qwen3 models use the card's literal strings,
+and a tokenizer without a chat template falls back to those ChatML strings as plain text.
+
+Truncation cuts the document only (never the instruction, the query, the prefix or the
+suffix); a pair whose prompt without the document exceeds ``max_length`` is a ``ValueError``.
+
+Throughput: pairs are sorted by token length and grouped into batches of at most
+``max_tokens_per_batch`` padded tokens (left padding, explicit position ids, so that a pair
+gets the same score alone or in any batch), only the last position's logits are computed,
+and the forward runs in eval mode under ``torch.inference_mode()``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reranker.base import INSTALL_PEFT, BaseReranker, require
+
+if TYPE_CHECKING:
+    import torch
+
+logger = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = (
+    "Judge whether the Document meets the requirements based on the Query and the Instruct "
+    'provided. Note that the answer can only be "yes" or "no".'
+)
+USER_TEMPLATE = "<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {document}"
+THINK_BLOCK = "<think>\n\n</think>\n\n"
+#: The Qwen3-Reranker model card's literal prefix and suffix.
+QWEN3_PREFIX = f"<|im_start|>system\n{SYSTEM_PROMPT}<|im_end|>\n<|im_start|>user\n"
+QWEN3_SUFFIX = f"<|im_end|>\n<|im_start|>assistant\n{THINK_BLOCK}"
+#: The card's default instruction, used when none is given.
+DEFAULT_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
+_SENTINEL = "\x00RERANK_USER_MESSAGE\x00"
+
+
+def chat_prefix_suffix(tokenizer: Any, model_type: str | None = None) -> tuple[str, str]:
+    """The text before and after the user message, ending with the assistant's think block."""
+    name = str(getattr(tokenizer, "name_or_path", "")).lower()
+    if (model_type or "").startswith("qwen3") or "qwen3" in name:
+        return QWEN3_PREFIX, QWEN3_SUFFIX
+    if not getattr(tokenizer, "chat_template", None):
+        logger.warning("tokenizer has no chat template: using the Qwen3-Reranker ChatML text")
+        return QWEN3_PREFIX, QWEN3_SUFFIX
+    messages = [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": _SENTINEL},
+    ]
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    if text.count(_SENTINEL) != 1:
+        raise ValueError("the chat template did not render the user message exactly once")
+    prefix, suffix = text.split(_SENTINEL)
+    return prefix, suffix + THINK_BLOCK
+
+
+def answer_token_id(tokenizer: Any, word: str) -> int:
+    """The id of ``word`` as one token; ``ValueError`` if the tokenizer splits it."""
+    ids = tokenizer.encode(word, add_special_tokens=False)
+    if len(ids) != 1:
+        raise ValueError(
+            f"GenerativeReranker needs {word!r} to be a single token, but the tokenizer gives "
+            f"{ids}: this model cannot be used as a yes/no reranker"
+        )
+    return int(ids[0])
+
+
+class GenerativeReranker(BaseReranker):
+    """Score pairs by a causal LM's P(yes) / (P(yes) + P(no)) [Qwen3-Reranker card; SPEC §4].
+
+    Args:
+        model: a local folder or Hub id, or a loaded causal LM (then ``tokenizer`` is required).
+        tokenizer: the tokenizer; loaded from ``model`` when omitted.
+        name: display name (defaults to the model path).
+        gguf_file: a GGUF file inside ``model`` (dequantised on load).
+        dtype: torch dtype for loading (default float32 on CPU, bfloat16 on CUDA).
+        device: ``"cpu"``, ``"cuda"``, ... (default: CUDA when available).
+        adapter: a PEFT (LoRA) adapter folder loaded onto the base model.
+        merge: merge the adapter into the base weights (faster inference, same scores).
+        max_length: most tokens per prompt; the document is truncated to fit.
+        max_tokens_per_batch: most padded tokens per forward pass.
+        cache_dir: keep scores on disk there (see :mod:`reranker.base`).
+        default_instruction: the instruction when ``score`` gets none (the card's default).
+
+    Example::
+
+        rr = GenerativeReranker("Qwen/Qwen3-Reranker-0.6B")
+        rr.score([("sort a list", "def f(x): return sorted(x)")], instruction=...)
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        *,
+        name: str | None = None,
+        gguf_file: str | None = None,
+        dtype: Any = None,
+        device: str | None = None,
+        adapter: str | Path | None = None,
+        merge: bool = False,
+        max_length: int = 8192,
+        max_tokens_per_batch: int = 16384,
+        cache_dir: str | Path | None = None,
+        default_instruction: str = DEFAULT_INSTRUCTION,
+    ) -> None:
+        torch = require("torch")
+        transformers = require("transformers")
+        if max_length < 1 or max_tokens_per_batch < 1:
+            raise ValueError(
+                f"max_length and max_tokens_per_batch must be positive, "
+                f"got {max_length} and {max_tokens_per_batch}"
+            )
+        self._source = model if isinstance(model, (str, Path)) else None
+        self._gguf_file = gguf_file
+        if device is None:
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        if isinstance(model, (str, Path)):
+            path = str(model)
+            config = transformers.AutoConfig.from_pretrained(path, gguf_file=gguf_file)
+            check_causal_lm(config, path)
+            if dtype is None:
+                dtype = torch.bfloat16 if str(device).startswith("cuda") else torch.float32
+            if tokenizer is None:
+                tokenizer = transformers.AutoTokenizer.from_pretrained(path, gguf_file=gguf_file)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                path, gguf_file=gguf_file, dtype=dtype
+            )
+        elif tokenizer is None:
+            raise TypeError("GenerativeReranker needs `tokenizer` when given a loaded model")
+        elif getattr(model, "get_output_embeddings", lambda: None)() is None:
+            raise ValueError(
+                f"GenerativeReranker needs a causal language model with an LM head, but got "
+                f"{type(model).__name__}; use CrossEncoderReranker for a sequence classifier"
+            )
+        self._adapter = str(adapter) if adapter is not None else None
+        self._merge = bool(merge)
+        if adapter is not None:
+            peft = require("peft", INSTALL_PEFT)
+            model = peft.PeftModel.from_pretrained(model, str(adapter))
+            if merge:
+                model = model.merge_and_unload()
+        elif merge:
+            raise ValueError("merge=True needs an adapter to merge")
+        self.model = model.to(device).eval()
+        self.tokenizer = tokenizer
+        self.device = device
+        self.name = name or str(self._source or type(model).__name__)
+        self.max_length = int(max_length)
+        self.max_tokens_per_batch = int(max_tokens_per_batch)
+        self.cache_dir = cache_dir
+        self.default_instruction = default_instruction
+        model_type = getattr(getattr(model, "config", None), "model_type", None)
+        self.prefix, self.suffix = chat_prefix_suffix(tokenizer, model_type)
+        self.prefix_ids = tokenizer.encode(self.prefix, add_special_tokens=False)
+        self.suffix_ids = tokenizer.encode(self.suffix, add_special_tokens=False)
+        self.yes_id = answer_token_id(tokenizer, "yes")
+        self.no_id = answer_token_id(tokenizer, "no")
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else tokenizer.eos_token_id)
+        params = inspect.signature(self.model.forward).parameters
+        self._keep_last = "logits_to_keep" in params or "kwargs" in params
+
+    # -- identity -------------------------------------------------------------------------
+    def fingerprint(self) -> str:
+        """Model source, revision, adapter and a checksum of a sample of every weight."""
+        import torch
+
+        h = hashlib.sha256()
+        config = getattr(self.model, "config", None)
+        meta = [
+            self._source,
+            self._gguf_file,
+            getattr(config, "_commit_hash", None),
+            self._adapter,
+            self._merge,
+            self.prefix,
+            self.suffix,
+        ]
+        h.update(json.dumps(meta, default=str).encode())
+        with torch.no_grad():
+            for pname, p in self.model.named_parameters():
+                h.update(pname.encode())
+                h.update(p.detach().flatten()[:256].float().cpu().numpy().tobytes())
+        return h.hexdigest()
+
+    # -- tokenisation ---------------------------------------------------------------------
+    def encode_pair(self, query: str, document: str, instruction: str | None = None) -> list[int]:
+        """The prompt ids of one pair, the document truncated so the whole fits max_length."""
+        instruction = self.default_instruction if instruction is None else instruction
+        body = USER_TEMPLATE.format(instruction=instruction, query=query, document=document)
+        doc_start = len(body) - len(document)
+        enc = self.tokenizer(body, add_special_tokens=False, return_offsets_mapping=True)
+        ids, offsets = enc["input_ids"], enc["offset_mapping"]
+        # tokens that begin before the document belong to the head (kept whole)
+        n_head = sum(1 for start, _ in offsets if start < doc_start)
+        room = self.max_length - len(self.prefix_ids) - len(self.suffix_ids)
+        if n_head > room:
+            raise ValueError(
+                f"{type(self).__name__}: the prompt without the document takes "
+                f"{n_head + len(self.prefix_ids) + len(self.suffix_ids)} tokens, more than "
+                f"max_length={self.max_length}; shorten the query/instruction or raise max_length"
+            )
+        return self.prefix_ids + ids[:room] + self.suffix_ids
+
+    def batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Indices grouped by decreasing length, each group within the padded-token budget."""
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+        out: list[list[int]] = []
+        for i in order:
+            # sorted longest first: the group's padded width is its first member's length
+            if out and lengths[out[-1][0]] * (len(out[-1]) + 1) <= self.max_tokens_per_batch:
+                out[-1].append(i)
+            else:
+                out.append([i])
+        return out
+
+    def collate(self, seqs: Sequence[list[int]]) -> dict[str, torch.Tensor]:
+        """Left-pad ``seqs`` (pad = pad token, else eos) with matching position ids."""
+        import torch
+
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for row, s in enumerate(seqs):
+            ids[row, width - len(s) :] = torch.tensor(s, dtype=torch.long)
+            mask[row, width - len(s) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        return {"input_ids": ids, "attention_mask": mask, "position_ids": positions}
+
+    # -- scoring --------------------------------------------------------------------------
+    def yes_probability(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """P(yes) / (P(yes) + P(no)) at the last position of each (left-padded) row."""
+        import torch
+
+        batch = {k: v.to(self.device) for k, v in batch.items()}
+        kwargs = {"logits_to_keep": 1} if self._keep_last else {}
+        logits = self.model(**batch, **kwargs).logits[:, -1, :]
+        pair = torch.stack([logits[:, self.yes_id], logits[:, self.no_id]], dim=1).float()
+        return torch.softmax(pair, dim=1)[:, 0].cpu()
+
+    def _score_batch(self, pairs: list[tuple[str, str]], instruction: str | None) -> list[float]:
+        import torch
+
+        seqs = [self.encode_pair(q, d, instruction) for q, d in pairs]
+        scores = [0.0] * len(seqs)
+        with torch.inference_mode():
+            for group in self.batches([len(s) for s in seqs]):
+                probs = self.yes_probability(self.collate([seqs[i] for i in group]))
+                for i, p in zip(group, probs.tolist(), strict=True):
+                    scores[i] = float(p)
+        return scores
+
+
+def check_causal_lm(config: Any, what: str) -> None:
+    """``ValueError`` unless ``config`` describes a causal language model."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    archs = list(getattr(config, "architectures", None) or [])
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
+        return
+    if not archs and getattr(config, "model_type", None) in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return
+    raise ValueError(
+        f"GenerativeReranker needs a causal language model, but {what} is "
+        f"{archs or getattr(config, 'model_type', '?')}; use CrossEncoderReranker for a "
+        f"sequence classifier"
+    )
