@@ -38,18 +38,11 @@ from typing import Any
 
 import coreb_dataset
 from releases import texts
+from releases.prompts import NOISE_STRATEGIES
 from sandbox.runner import ExecutionConfig, execute_file
 from sources.base import LANGUAGES, SourceCandidate, SourceProblem
 
 logger = logging.getLogger(__name__)
-
-# the paper's four noise-text strategies (Appendix A.2), as releases.prompts names them
-NOISE_STRATEGY_NAMES = (
-    "operation_type",
-    "optimization_objective",
-    "algorithmic_approach",
-    "problem_domain",
-)
 
 SourceLoader = Callable[[], tuple[list[SourceProblem], list[SourceCandidate]]]
 
@@ -424,7 +417,7 @@ def _emit(
             "meta": {"source_problem_id": pid, "generation": how,
                      "title": problems[pid].title},
         })  # fmt: skip
-        for strategy, body in zip(NOISE_STRATEGY_NAMES, noise.get(pid, []), strict=False):
+        for strategy, body in zip(NOISE_STRATEGIES, noise.get(pid, []), strict=False):
             text_rows.append({
                 "text_id": f"text_{tag}_{len(text_rows) + 1:05d}", "text_style": "noise",
                 "text": body, "text_length": len(body), "abbreviated_text": None,

@@ -219,3 +219,16 @@ class BaseReranker(ABC):
         if top_k is not None:
             order = order[:top_k]
         return [RankedDocument(ids[i], scores[i], r) for r, i in enumerate(order, start=1)]
+
+
+def model_fingerprint(model: object, meta: Sequence[object]) -> str:
+    """A hash of ``meta`` (source, revision, prompt...) and of the first 256 values of every
+    weight: cheap, and it changes when an adapter, a merge or a fresh head changes the model."""
+    import torch
+
+    h = hashlib.sha256(json.dumps(list(meta), default=str).encode())
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            h.update(name.encode())
+            h.update(param.detach().flatten()[:256].float().cpu().numpy().tobytes())
+    return h.hexdigest()

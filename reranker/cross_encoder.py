@@ -18,13 +18,11 @@ batches of at most ``max_tokens_per_batch`` padded tokens, each group one ``pred
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from pathlib import Path
 from typing import Any
 
-from reranker.base import BaseReranker, require
+from reranker.base import BaseReranker, model_fingerprint, require
 
 logger = logging.getLogger(__name__)
 
@@ -87,17 +85,9 @@ class CrossEncoderReranker(BaseReranker):
 
     def fingerprint(self) -> str:
         """Model source, revision, activation and a checksum of a sample of every weight."""
-        import torch
-
-        h = hashlib.sha256()
         config = getattr(self.model, "config", None)
         meta = [self._source, getattr(config, "_commit_hash", None), repr(self.model.activation_fn)]
-        h.update(json.dumps(meta, default=str).encode())
-        with torch.no_grad():
-            for pname, p in self.model.named_parameters():
-                h.update(pname.encode())
-                h.update(p.detach().flatten()[:256].float().cpu().numpy().tobytes())
-        return h.hexdigest()
+        return model_fingerprint(self.model, meta)
 
     def _lengths(self, queries: list[str], docs: list[str]) -> list[int]:
         tok = self.tokenizer

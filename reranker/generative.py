@@ -26,15 +26,13 @@ and the forward runs in eval mode under ``torch.inference_mode()``.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reranker.base import INSTALL_PEFT, BaseReranker, require
+from reranker.base import INSTALL_PEFT, BaseReranker, model_fingerprint, require
 
 if TYPE_CHECKING:
     import torch
@@ -184,9 +182,6 @@ class GenerativeReranker(BaseReranker):
     # -- identity -------------------------------------------------------------------------
     def fingerprint(self) -> str:
         """Model source, revision, adapter and a checksum of a sample of every weight."""
-        import torch
-
-        h = hashlib.sha256()
         config = getattr(self.model, "config", None)
         meta = [
             self._source,
@@ -197,12 +192,7 @@ class GenerativeReranker(BaseReranker):
             self.prefix,
             self.suffix,
         ]
-        h.update(json.dumps(meta, default=str).encode())
-        with torch.no_grad():
-            for pname, p in self.model.named_parameters():
-                h.update(pname.encode())
-                h.update(p.detach().flatten()[:256].float().cpu().numpy().tobytes())
-        return h.hexdigest()
+        return model_fingerprint(self.model, meta)
 
     # -- tokenisation ---------------------------------------------------------------------
     def encode_pair(self, query: str, document: str, instruction: str | None = None) -> list[int]:
