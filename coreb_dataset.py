@@ -33,7 +33,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1208,12 +1208,83 @@ def _features_of(cls: type[Coreb], name: str) -> tuple[str, datasets.Features]:
     return "official", OFFICIAL_FEATURES[name]
 
 
-def _write_parquet(rows: Iterable[dict[str, Any]], features: datasets.Features, path: Path) -> int:
+def write_parquet(rows: Iterable[dict[str, Any]], features: datasets.Features, path: Path) -> int:
+    """Write ``rows`` as one Parquet file with ``features``' schema; returns the row count.
+
+    Fixed writer settings, so that a rebuild of the same input is byte-identical."""
     table = pa.Table.from_pylist(list(rows), schema=features.arrow_schema)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # fixed settings so that a rebuild of the same input is byte-identical
+    if table.num_rows == 0:
+        # no row group at all: `datasets` cannot read a file whose one row group is empty
+        pq.ParquetWriter(path, table.schema, compression="zstd", compression_level=3).close()
+        return 0
     pq.write_table(table, path, compression="zstd", compression_level=3, row_group_size=100_000)
     return table.num_rows
+
+
+def configs_yaml(
+    layout: Mapping[str, Sequence[str]], rows: Mapping[str, Mapping[str, int]] | None = None
+) -> list[str]:
+    """The ``configs:`` block of a dataset card for ``{config: [split, ...]}`` laid out as
+    ``<config>/<split>.parquet``; with ``rows`` (the counts), empty splits are left out."""
+    yaml = ["configs:"]
+    for name, splits in layout.items():
+        if rows is not None:
+            splits = [s for s in splits if rows.get(name, {}).get(s, 0) > 0]
+        if not splits:
+            continue
+        yaml.append(f"- config_name: {name}")
+        yaml.append("  data_files:")
+        for split in splits:
+            yaml.append(f"  - split: {split}")
+            yaml.append(f"    path: {name}/{split}.parquet")
+    return yaml
+
+
+def write_hub_folder(
+    out_dir: str | os.PathLike[str],
+    files: Mapping[str, Mapping[str, tuple[Callable[[], Iterable[dict[str, Any]]], Any]]],
+    card: Callable[[dict[str, dict[str, int]]], str],
+    *,
+    overwrite: bool = False,
+    progress: bool = True,
+    desc: str = "build",
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, dict[str, int]]:
+    """Write a Hub dataset folder atomically: ``<config>/<split>.parquet`` + ``README.md``.
+
+    The machinery shared by every builder of the toolkit (``coreb build``, ``coreb qualcode
+    build``). ``files`` maps ``config -> split -> (rows factory, features)``; ``card`` gets the
+    row counts ``{config: {split: n}}`` and returns the README text; ``extra`` adds small files
+    (``{relative path: text}``, e.g. a build report). The folder appears (or replaces the old
+    one, with ``overwrite``) in one rename, so a failed build leaves nothing half-written.
+    """
+    from tqdm.auto import tqdm
+
+    out = Path(out_dir)
+    if out.exists() and not overwrite:
+        raise FileExistsError(f"{out} exists; pass overwrite=True (--force) to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    rows: dict[str, dict[str, int]] = {}
+    try:
+        for name, parts in tqdm(files.items(), desc=desc, unit="config", disable=not progress):
+            for split, (make_rows, features) in parts.items():
+                items = list(make_rows())
+                # `datasets` has no empty split: an empty one is left out of the folder and of
+                # the card's configs (configs_yaml with the counts), and the card says so
+                rows.setdefault(name, {})[split] = (
+                    write_parquet(items, features, tmp / name / f"{split}.parquet") if items else 0
+                )
+        (tmp / "README.md").write_text(card(rows), encoding="utf-8")
+        for rel, text in (extra or {}).items():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_text(text, encoding="utf-8")
+        replace_folder(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return rows
 
 
 @dataclass
@@ -1270,8 +1341,6 @@ def build(
     Nothing is written unless the whole release validates; the folder appears (or replaces the
     old one, with ``overwrite``) in one rename, so a failed build leaves nothing half-written.
     """
-    from tqdm.auto import tqdm
-
     options = options or QrelsOptions()
     out = Path(out_dir)
     if out.exists() and not overwrite:
@@ -1281,31 +1350,27 @@ def build(
     release = source if isinstance(source, Release) else read_release(source, options)
     cls = builder_class(release.subtasks.values())
     layout = _layout(release)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    rows: dict[str, dict[str, int]] = {}
-    try:
-        for name, parts in tqdm(
-            layout.items(), desc="coreb build", unit="config", disable=not progress
-        ):
-            kind, features = _features_of(cls, name)
-            for _, split in parts:
-                data = release.releases[split]
-                rows.setdefault(name, {})[split] = _write_parquet(
-                    config_rows(data, name, kind), features, tmp / name / f"{split}.parquet"
-                )
-        (tmp / "README.md").write_text(
-            render_card(release, layout, rows, pretty_name=pretty_name, license=license),
-            encoding="utf-8",
-        )
-        _replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    files: dict[str, dict[str, tuple[Callable[[], Iterable[dict[str, Any]]], Any]]] = {}
+    for name, parts in layout.items():
+        kind, features = _features_of(cls, name)
+        for _, split in parts:
+            data = release.releases[split]
+            files.setdefault(name, {})[split] = (
+                lambda data=data, name=name, kind=kind: config_rows(data, name, kind),
+                features,
+            )
+    rows = write_hub_folder(
+        out,
+        files,
+        lambda rows: render_card(release, layout, rows, pretty_name=pretty_name, license=license),
+        overwrite=overwrite,
+        progress=progress,
+        desc="coreb build",
+    )
     return BuildReport(out, rows, [str(w) for w in release.warnings])
 
 
-def _replace(tmp: Path, out: Path) -> None:
+def replace_folder(tmp: Path, out: Path) -> None:
     """Move ``tmp`` to ``out``; an existing ``out`` is swapped out first, then removed."""
     old = None
     if out.exists():
@@ -1326,7 +1391,7 @@ def _replace(tmp: Path, out: Path) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _size_category(n: int) -> str:
+def size_category(n: int) -> str:
     for bound, label in (
         (1_000, "n<1K"),
         (10_000, "1K<n<10K"),
@@ -1338,7 +1403,7 @@ def _size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def _table(header: Sequence[str], body: Iterable[Sequence[Any]]) -> str:
+def markdown_table(header: Sequence[str], body: Iterable[Sequence[Any]]) -> str:
     def cell(v: Any) -> str:
         return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
 
@@ -1404,7 +1469,7 @@ def _statistics_section(release: Release) -> str:
         )
         parts.append(
             "Corpus composition (cf. Table 12):\n\n"
-            + _table(
+            + markdown_table(
                 ["language", "code documents", "verified correct (passed)", "pass rate"],
                 [
                     (
@@ -1425,13 +1490,15 @@ def _statistics_section(release: Release) -> str:
                 ],
             )
             + "\n\n"
-            + _table(["generator model", "code documents"], sorted(st["code_by_model"].items()))
+            + markdown_table(
+                ["generator model", "code documents"], sorted(st["code_by_model"].items())
+            )
             + "\n\n"
-            + _table(["text style", "texts"], sorted(st["text_by_style"].items()))
+            + markdown_table(["text style", "texts"], sorted(st["text_by_style"].items()))
         )
         parts.append(
             "Queries per main task and language (cf. Tables 10, 11; `-` = no suffix):\n\n"
-            + _table(
+            + markdown_table(
                 ["main task", *langs, "total"],
                 [
                     (
@@ -1445,14 +1512,14 @@ def _statistics_section(release: Release) -> str:
         )
         parts.append(
             "Queries per subtask variant (cf. Table 11):\n\n"
-            + _table(
+            + markdown_table(
                 ["main task", "variant", "queries"],
                 [(f, v, n) for (f, v), n in sorted(st["queries_by_variant"].items())],
             )
         )
         parts.append(
             "Queries, positives and hard negatives per query, by subtask:\n\n"
-            + _table(
+            + markdown_table(
                 ["subtask", "queries", "positives / query", "hard negatives / query"],
                 [
                     (name, n, f"{pos / n:.2f}", f"{neg / n:.2f}")
@@ -1462,7 +1529,7 @@ def _statistics_section(release: Release) -> str:
         )
         parts.append(
             "Graded judgments (cf. Table 5):\n\n"
-            + _table(
+            + markdown_table(
                 ["main task", "relevance 2 (positive)", "relevance 1 (hard negative)", "total"],
                 [
                     (f, st["qrels"][f][2], st["qrels"][f][1], st["qrels"][f][1] + st["qrels"][f][2])
@@ -1502,23 +1569,19 @@ def render_card(
         "- text-retrieval",
         "- text-ranking",
         "size_categories:",
-        f"- {_size_category(total)}",
+        f"- {size_category(total)}",
         "tags:",
         "- code",
         "- code-search",
         "- reranking",
         "- graded-relevance",
-        "configs:",
     ]
-    for name, parts in layout.items():
-        yaml.append(f"- config_name: {name}")
-        yaml.append("  data_files:")
-        for _, split in parts:
-            yaml.append(f"  - split: {split}")
-            yaml.append(f"    path: {name}/{split}.parquet")
+    yaml += configs_yaml(
+        {name: [split for _, split in parts] for name, parts in layout.items()}, rows
+    )
     yaml.append("---")
     opts = release.options
-    subtask_table = _table(
+    subtask_table = markdown_table(
         ["config", "main task", "ranks", *release.releases],
         [
             (
@@ -1794,7 +1857,7 @@ def export_mteb(
                     ),
                     ("qrels", qrels, qrels_f),
                 ):
-                    n = _write_parquet(part, feats, tmp / f"{subset}-{suffix}" / f"{split}.parquet")
+                    n = write_parquet(part, feats, tmp / f"{subset}-{suffix}" / f"{split}.parquet")
                     written.setdefault(f"{subset}-{suffix}", {})[split] = n
         yaml = ["---", "configs:"]
         for name, splits in written.items():
@@ -1808,7 +1871,7 @@ def export_mteb(
             " anchor from each ranking, so `c2c_*` scores differ from CoREB's protocol.\n",
             encoding="utf-8",
         )
-        _replace(tmp, out)
+        replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -12,11 +12,11 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from coreb_cli.commands import build, compare, evaluate, execute, release
+from coreb_cli.commands import build, compare, evaluate, execute, qualcode, release
 from sandbox.isolation import IsolationUnavailable
 from sandbox.languages import ToolchainMissing
 
-COMMANDS = (release, build, evaluate, compare, execute)
+COMMANDS = (release, build, qualcode, evaluate, compare, execute)
 
 DESCRIPTION = """\
 Quality-aware code-search benchmarks (CoREB, QualCode) on the Hugging Face stack.

@@ -355,7 +355,7 @@ def cut_release(
         (tmp / "release_report.json").write_text(
             json.dumps(report, indent=2, sort_keys=True) + "\n"
         )
-        coreb_dataset._replace(tmp, out)
+        coreb_dataset.replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -3,6 +3,7 @@
 Backends: :class:`reranker.cross_encoder.CrossEncoderReranker` (``[CLS] q [SEP] d [SEP]``) and
 :class:`reranker.generative.GenerativeReranker` (Qwen3-Reranker yes/no format, any chat causal
 LM, PEFT LoRA adapters); :func:`reranker.registry.load_reranker` resolves names and the bundled
-aliases ``minilm`` and ``smollm2``. Wiring into the benchmark runner (the second stage) is
-still to come.
+aliases ``minilm`` and ``smollm2``. The benchmark uses them as CoREB's second stage
+(:mod:`retrieval.rerank`, ``coreb evaluate --reranker``) and as QualCode scorers
+(:mod:`retrieval.qualcode_eval`, ``coreb evaluate --qualcode``).
 """

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
+from typing import Any
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -88,6 +89,17 @@ class BM25Retriever:
         self._model.index([code_tokens(corpus[d]) or ["<empty>"] for d in self._ids],
                           show_progress=False)  # fmt: skip
         return self
+
+    def scores(self, query: str) -> Any:
+        """The BM25 score of ``query`` against every document, in the corpus's order (numpy)."""
+        if self._model is None:
+            raise ValueError("BM25Retriever.scores: call index(corpus) first")
+        return self._model.get_scores(code_tokens(query) or ["<empty>"])
+
+    @property
+    def ids(self) -> list[str]:
+        """The document ids, in index order."""
+        return list(self._ids)
 
     def search(self, queries: Mapping[str, str], top_k: int = 100) -> dict[str, dict[str, float]]:
         """``{query_id: {doc_id: score}}`` with the ``top_k`` best documents of each query."""

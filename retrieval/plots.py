@@ -11,6 +11,8 @@ takes a list of such dicts (several models, one release) and writes a PNG:
 * :func:`plot_ndcg_curves` — nDCG@k per main task (CoREB Figure 4);
 * :func:`plot_language_heatmap` — nDCG@10 by target language (CoREB Figure 6);
 * :func:`plot_intrusion` — hard-negative intrusion rate per task (CoREB Figure 7);
+* :func:`plot_rerank_delta` — first stage vs reranked nDCG@10 per task (CoREB Figure 8), for
+  reranked results (those carrying ``first_stage_rows``, written by the runner's second stage);
 * :func:`plot_all` — every one of them that has data.
 
 Models are ordered as in the paper's Figure 7: by Overall nDCG@10, best first, ties by name.
@@ -19,7 +21,7 @@ under matplotlib's default style, and PNGs are written without a ``Software`` st
 same input gives the same bytes.
 
 References:
-    CoREB §4.2 (Analyses I, IV, V), Figures 4-7.
+    CoREB §4.2 (Analyses I, IV, V), Figures 4-7; §4.3, Figure 8.
 """
 
 from __future__ import annotations
@@ -294,6 +296,64 @@ def intrusion_table(
     return [r.model for r in parsed], tasks, rates, eligible
 
 
+def rerank_delta_table(
+    results: Sequence[Mapping[str, Any]],
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """First-stage and reranked nDCG@10 per main task and Overall, the data of CoREB Figure 8.
+
+    Only the reranked results (those with ``first_stage_rows``) count; first-stage-only
+    results in the same list (a comparison) are skipped.
+
+    Returns:
+        ``(models, tasks, first_stage, reranked)``: the reranked models in plotting order, the
+        tasks of :data:`TASKS` present plus ``Overall``, and two models x tasks arrays of
+        nDCG@10 (NaN where a stage lacks the row).
+
+    Raises:
+        ValueError: on malformed results, or when no result carries ``first_stage_rows``.
+    """
+    parsed = _validate(results)
+    chosen = [r for r in parsed if results[r.index].get("first_stage_rows") is not None]
+    if not chosen:
+        raise ValueError(
+            "no reranked result: the rerank plot needs results with 'first_stage_rows', as "
+            "evaluate_model(..., reranker=...) writes them"
+        )
+    firsts: dict[int, dict[tuple[str, str], Mapping[str, Any]]] = {}
+    for r in chosen:
+        raw = results[r.index]["first_stage_rows"]
+        if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence):
+            raise TypeError(
+                f"results[{r.index}]['first_stage_rows'] must be a list, got {type(raw).__name__}"
+            )
+        firsts[r.index] = {}
+        for j, row in enumerate(raw):
+            if not isinstance(row, Mapping) or "level" not in row or "name" not in row:
+                raise ValueError(
+                    f"results[{r.index}]['first_stage_rows'][{j}] lacks 'level' or 'name'; "
+                    f"expected {_EXPECTED}"
+                )
+            firsts[r.index][(row["level"], row["name"])] = row
+    keys = [("task", t) for t in TASKS] + [("overall", OVERALL)]
+    keys = [k for k in keys if any(k in r.rows or k in firsts[r.index] for r in chosen)]
+    before = np.full((len(chosen), len(keys)), np.nan)
+    after = np.full((len(chosen), len(keys)), np.nan)
+    for i, r in enumerate(chosen):
+        for j, (level, name) in enumerate(keys):
+            row = r.row(level, name, ["ndcg_at_10"])
+            if row is not None:
+                after[i, j] = float(row["ndcg_at_10"])
+            first = firsts[r.index].get((level, name))
+            if first is not None:
+                if "ndcg_at_10" not in first:
+                    raise ValueError(
+                        f"results[{r.index}] (model {r.model!r}): the first-stage {level} row "
+                        f"{name!r} lacks 'ndcg_at_10'; expected {_EXPECTED}"
+                    )
+                before[i, j] = float(first["ndcg_at_10"])
+    return [r.model for r in chosen], [name for _, name in keys], before, after
+
+
 # --------------------------------------------------------------------------------------------
 # Drawing
 # --------------------------------------------------------------------------------------------
@@ -496,11 +556,56 @@ def plot_intrusion(results: Sequence[Mapping[str, Any]], out_path: str | Path) -
         return _save(fig, out_path)
 
 
+def plot_rerank_delta(results: Sequence[Mapping[str, Any]], out_path: str | Path) -> Path:
+    """First-stage vs reranked nDCG@10 per main task and Overall, the delta written above.
+
+    Mirrors CoREB Figure 8 (the change in nDCG@10 when a reranker rescores the first stage's
+    top 128): per task a pair of bars per reranked model, the first stage hatched and light,
+    the reranked solid, annotated with the signed difference. ``results`` may mix first-stage
+    and reranked results (a comparison); only the reranked ones are drawn
+    (:func:`rerank_delta_table`).
+
+    Returns:
+        The PNG's path.
+    """
+    models, tasks, before, after = rerank_delta_table(results)
+    by_name = {str(res["model"]["name"]): res for res in results}
+    colors = _colors(len(models))
+    width = 0.8 / (2 * len(models))
+    with _style():
+        fig = _new_figure(max(6.0, 1.1 * len(tasks) * len(models) + 2.0), 4.2)
+        ax = fig.add_subplot()
+        for i, model in enumerate(models):
+            offset = (2 * i - (2 * len(models) - 1) / 2) * width
+            xs = np.arange(len(tasks)) + offset
+            first = np.nan_to_num(before[i], nan=0.0)
+            second = np.nan_to_num(after[i], nan=0.0)
+            first_stage = by_name[model].get("first_stage", {}).get("model", "first stage")
+            ax.bar(xs, first, width, color=colors[i], alpha=0.35, hatch="//",
+                   edgecolor=colors[i], label=f"{first_stage} (first stage)")  # fmt: skip
+            ax.bar(xs + width, second, width, color=colors[i], label=f"{model} (reranked)")
+            for x, b, a in zip(xs + width, before[i], after[i], strict=True):
+                text = "n/a" if np.isnan(a) or np.isnan(b) else f"{a - b:+.3f}"
+                top = 0.0 if np.isnan(a) else a
+                top = top if np.isnan(b) else max(top, b)
+                ax.text(x - width / 2, top + 0.02, text, ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(range(len(tasks)), tasks)
+        ax.set_ylim(0.0, 1.15)
+        ax.set_yticks(np.linspace(0.0, 1.0, 6))
+        ax.set_ylabel("nDCG@10")
+        ax.set_title(f"Reranking: first stage vs reranked nDCG@10 ({_release(results)})")
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small", frameon=False)
+        ax.grid(True, axis="y", alpha=0.3)
+        fig.tight_layout()
+        return _save(fig, out_path)
+
+
 def plot_all(results: Sequence[Mapping[str, Any]], out_dir: str | Path) -> list[Path]:
     """Write every CoREB figure the results have data for into ``out_dir``.
 
     Files: ``ndcg_at_k.png`` (Figure 4), ``language_t2c.png`` (Figure 6) and
-    ``language_c2t.png``, ``intrusion.png`` (Figure 7). A figure without data (no task rows,
+    ``language_c2t.png``, ``intrusion.png`` (Figure 7), and ``rerank_delta.png`` (Figure 8)
+    when a result is reranked (has ``first_stage_rows``). A figure without data (no task rows,
     no language-suffixed subtasks of a task, only null intrusion rates) is skipped and logged.
     Input errors (an empty list, rows lacking keys) still raise ``ValueError``.
 
@@ -525,6 +630,8 @@ def plot_all(results: Sequence[Mapping[str, Any]], out_dir: str | Path) -> list[
         written.append(plot_intrusion(results, out / "intrusion.png"))
     else:
         logger.info("skipping the intrusion plot: no non-null task intrusion rate")
+    if any(res.get("first_stage_rows") is not None for res in results):
+        written.append(plot_rerank_delta(results, out / "rerank_delta.png"))
     return written
 
 
@@ -539,4 +646,6 @@ __all__ = [
     "plot_intrusion",
     "plot_language_heatmap",
     "plot_ndcg_curves",
+    "plot_rerank_delta",
+    "rerank_delta_table",
 ]

@@ -10,6 +10,17 @@ excluded, an explicit policy for c2t_match negatives) and written out:
     ``runs/<subtask>.trec`` (top-k, TREC format), ``per_query.jsonl``, ``results.json``
     (per-subtask / per-task / Overall rows, model metadata, library versions, dataset
     revision), ``summary.md`` (a table shaped like the paper's Table 3) and PNG plots.
+
+With a reranker (the second stage, CoREB §4.3 / B.3, :mod:`retrieval.rerank`) the first stage
+is written there as above, unchanged, and the reranked result beside it:
+
+``<out>/<model>+<reranker>/<release>/``
+    ``runs/<subtask>.trec`` (the reranked top-``rerank_top_k`` only), ``per_query.jsonl``
+    (reranked), ``results.json`` with ``rows`` (reranked), ``first_stage_rows`` (the first
+    stage's full run, the same numbers as its own folder), ``delta`` (reranked minus first
+    stage, every metric, per subtask / main task / Overall), ``reranker`` metadata,
+    ``rerank_top_k``, ``rerank_seconds``; ``summary.md`` (both stages and the delta nDCG@10 per
+    task) and plots (with ``rerank_delta.png``, CoREB Figure 8).
 """
 
 from __future__ import annotations
@@ -262,31 +273,56 @@ def evaluate_model(
     no_positive_policy: str = "zero",
     plots: bool = True,
     retriever: Any = None,
+    reranker: Any = None,
+    rerank_top_k: int = 128,
+    reranker_options: Mapping[str, Any] | None = None,
     **retriever_options: Any,
 ) -> list[dict[str, Any]]:
     """Run ``model`` on every selected subtask and release of ``source``; write, return results.
 
     ``retriever`` may be given already built (a ``DenseRetriever.from_model`` around a model
     in memory, a BM25 with other parameters); ``model`` then only names the output folder.
+
+    ``reranker`` adds the second stage (CoREB §4.3, B.3): a registered alias (``minilm``,
+    ``smollm2``), a model folder or Hub id (loaded with ``reranker_options``: ``cache_dir``,
+    ``max_length``, ``device``...), or a reranker object. Each query's first-stage top
+    ``rerank_top_k`` (after exclusions) is rescored and only those documents are kept
+    (:mod:`retrieval.rerank`); both stages are scored and the reranked result is written to
+    ``<out>/<model>+<reranker>/<release>/`` beside the first stage's own folder.
+
+    Returns:
+        Per release its first-stage results dict, followed, with a reranker, by the reranked
+        one (which carries ``first_stage_rows``, ``delta`` and ``reranker``).
     """
+    if reranker is not None:
+        from retrieval.rerank import check_top_k
+
+        check_top_k(rerank_top_k)
+        if rerank_top_k > top_k:
+            raise ValueError(
+                f"rerank_top_k={rerank_top_k} exceeds top_k={top_k}: the first stage keeps only "
+                f"its top {top_k} documents per query; raise top_k or lower rerank_top_k"
+            )
+    elif reranker_options:
+        raise ValueError("reranker_options were given without a reranker to load them with")
     items = discover(source, subtasks, releases)
     if retriever is None:
         retriever = make_retriever(model, **retriever_options)
+    second = None
+    if reranker is not None:
+        from retrieval.rerank import resolve_reranker
+
+        second = resolve_reranker(reranker, reranker_options)
     meta = model_metadata(model, retriever)
     versions = library_versions()
     revision = dataset_revision(source)
+    first_name = str(meta.get("name") or model)
     all_results = []
     for item in items:
         t0 = time.perf_counter()
         runs = _runs(retriever, item, top_k, model)
         elapsed = time.perf_counter() - t0
-        evaluations: dict[str, RetrievalEvaluation] = {}
-        for name, run in runs.items():
-            data = item.subtasks[name]
-            evaluations[name] = evaluate_retrieval(
-                data.qrels, run, exclude=data.exclude, no_positive_policy=no_positive_policy
-            )
-        rows = aggregate(evaluations)
+        evaluations = _evaluate(item, runs, no_positive_policy)
         first = next(iter(evaluations.values()))
         results = {
             "model": meta,
@@ -297,16 +333,122 @@ def evaluate_model(
             "top_k": top_k,
             "retrieval_seconds": round(elapsed, 3),
             "versions": versions,
-            "rows": [row.to_dict() for row in rows],
+            "rows": [row.to_dict() for row in aggregate(evaluations)],
         }
-        target = Path(out_dir) / _slug(str(meta.get("name") or model)) / item.name
+        target = Path(out_dir) / _slug(first_name) / item.name
         _write(target, results, runs, evaluations)
         if plots:
             from retrieval.plots import plot_all
 
             plot_all([results], target / "plots")
         all_results.append(results)
+        if second is None:
+            continue
+        progress = bool(retriever_options.get("progress", True))  # one switch, both stages
+        re_runs, re_results = _second_stage(second, item, runs, results, rerank_top_k, progress)
+        re_evaluations = _evaluate(item, re_runs, no_positive_policy)
+        re_results["rows"] = [row.to_dict() for row in aggregate(re_evaluations)]
+        re_results["delta"] = delta_rows(results["rows"], re_results["rows"], first.metric_keys)
+        name = re_results["reranker"]["name"]
+        target = Path(out_dir) / f"{_slug(first_name)}+{_slug(name)}" / item.name
+        _write(target, re_results, re_runs, re_evaluations)
+        if plots:
+            from retrieval.plots import plot_all
+
+            plot_all([re_results], target / "plots")
+        all_results.append(re_results)
     return all_results
+
+
+def _evaluate(
+    item: ReleaseInput, runs: Mapping[str, dict], no_positive_policy: str
+) -> dict[str, RetrievalEvaluation]:
+    evaluations: dict[str, RetrievalEvaluation] = {}
+    for name, run in runs.items():
+        data = item.subtasks[name]
+        evaluations[name] = evaluate_retrieval(
+            data.qrels, run, exclude=data.exclude, no_positive_policy=no_positive_policy
+        )
+    return evaluations
+
+
+def rerank_note(rerank_top_k: int, top_k: int) -> str:
+    """What the truncation to the first stage's top-k means for the reranked figures."""
+    return (
+        f"The reranked run holds each query's first-stage top {rerank_top_k} (after "
+        f"exclusions), reordered by the reranker; documents beyond are dropped. First-stage rows "
+        f"score its full run (top {top_k}). Recall@k for k >= {rerank_top_k} of the reranked run "
+        f"equals the first stage's Recall@{rerank_top_k}, so any figure with a cutoff above "
+        f"{rerank_top_k} is bounded by the first stage's candidates."
+    )
+
+
+def _second_stage(
+    reranker: Any,
+    item: ReleaseInput,
+    runs: Mapping[str, dict],
+    first: Mapping[str, Any],
+    rerank_top_k: int,
+    progress: bool,
+) -> tuple[dict[str, dict], dict[str, Any]]:
+    """The reranked runs of a release and its results dict, rows still to fill."""
+    from retrieval.rerank import rerank_runs, reranker_metadata
+
+    t0 = time.perf_counter()
+    reranked = rerank_runs(reranker, item, runs, top_k=rerank_top_k, progress=progress)
+    elapsed = time.perf_counter() - t0
+    meta = reranker_metadata(reranker, list(runs))
+    first_name = str(first["model"].get("name"))
+    results = {
+        "model": {
+            "name": f"{first_name} + {meta['name']}",
+            "first_stage": first["model"],
+            "reranker": meta["name"],
+        },
+        "dataset": first["dataset"],
+        "release": first["release"],
+        "no_positive_policy": first["no_positive_policy"],
+        "relevance_level": first["relevance_level"],
+        "top_k": first["top_k"],
+        "rerank_top_k": rerank_top_k,
+        "retrieval_seconds": first["retrieval_seconds"],
+        "rerank_seconds": round(elapsed, 3),
+        "reranker": meta,
+        "rerank_note": rerank_note(rerank_top_k, first["top_k"]),
+        "first_stage": {
+            "model": first_name,
+            "results": f"../../{_slug(first_name)}/{first['release']}/results.json",
+        },
+        "versions": first["versions"],
+        "rows": [],
+        "first_stage_rows": first["rows"],
+        "delta": [],
+    }
+    return reranked, results
+
+
+def delta_rows(
+    first_rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
+    metric_keys: Sequence[str],
+) -> list[dict[str, Any]]:
+    """Reranked minus first stage, row by row (subtask, main task, Overall), for every metric
+    and the hard-negative intrusion rate (``None`` where either stage has none)."""
+    base = {(r["level"], r["name"]): r for r in first_rows}
+    out = []
+    for row in rows:
+        key = (row["level"], row["name"])
+        if key not in base:
+            raise ValueError(f"the first stage has no {key[0]} row {key[1]!r} to compare with")
+        before = base[key]
+        delta: dict[str, Any] = {"level": row["level"], "name": row["name"],
+                                 "n_queries": row["n_queries"]}  # fmt: skip
+        for k in metric_keys:
+            delta[k] = row[k] - before[k]
+        a, b = row["hard_negative_intrusion_rate"], before["hard_negative_intrusion_rate"]
+        delta["hard_negative_intrusion_rate"] = None if a is None or b is None else a - b
+        out.append(delta)
+    return out
 
 
 def _write(
@@ -333,9 +475,23 @@ def summary_table(
     results: Sequence[Mapping[str, Any]], columns: Sequence[str] = TABLE_COLUMNS
 ) -> str:
     """A Markdown table shaped like the paper's Table 3: a row per model, a column group per
-    main task plus Overall (nDCG@10 first), for one release."""
+    main task plus Overall (nDCG@10 first), for one release.
+
+    A reranked result (one with ``first_stage_rows``) gets a row of its first stage just
+    before its own, unless that first stage is itself among ``results`` (a comparison), and
+    the summary ends with a "Δ nDCG@10 per task" table (CoREB Figure 8's numbers).
+    """
     tasks = ["T2C", "C2T", "C2C", "Overall"]
-    present = [t for t in tasks if any(r["name"] == t for res in results for r in res["rows"])]
+    names = {str(res["model"].get("name")) for res in results}
+    entries: list[tuple[str, Sequence[Mapping[str, Any]]]] = []
+    reranked = [res for res in results if res.get("first_stage_rows") is not None]
+    for res in results:
+        if res.get("first_stage_rows") is not None:
+            first_name = str(res.get("first_stage", {}).get("model", "first stage"))
+            if first_name not in names:
+                entries.append((f"{first_name} (first stage)", res["first_stage_rows"]))
+        entries.append((str(res["model"].get("name")), res["rows"]))
+    present = [t for t in tasks if any(r["name"] == t for _, rows in entries for r in rows)]
     header = ["model"] + [f"{t} {c}" for t in present for c in columns[:2]]
     first = results[0]
     lines = [
@@ -345,20 +501,45 @@ def summary_table(
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
     ]
-    for res in results:
-        by_name = {r["name"]: r for r in res["rows"]}
-        cells = [str(res["model"].get("name"))]
+    for label, rows in entries:
+        by_name = {r["name"]: r for r in rows}
+        cells = [label]
         for t in present:
             row = by_name.get(t)
             cells += [f"{row[c]:.4f}" if row else "-" for c in columns[:2]]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Per subtask:", "", "| subtask | queries | " + " | ".join(columns)
-              + " | HN-intrusion |", "|---|---|" + "---|" * (len(columns) + 1)]  # fmt: skip
-    for res in results:
-        for r in res["rows"]:
+    for res in reranked:
+        meta = res["reranker"]
+        lines += ["", f"Second stage of {res['model'].get('name')}: {meta['name']} "
+                      f"({meta['backend']}) rescored the top {res['rerank_top_k']}. "
+                      + res.get("rerank_note", "")]  # fmt: skip
+    for label, rows in entries:
+        title = "Per subtask:" if len(entries) == 1 else f"Per subtask, {label}:"
+        lines += ["", title, "", "| subtask | queries | " + " | ".join(columns)
+                  + " | HN-intrusion |", "|---|---|" + "---|" * (len(columns) + 1)]  # fmt: skip
+        for r in rows:
             name = r["name"] if r["level"] == "subtask" else f"**{r['name']}**"
             rate = r["hard_negative_intrusion_rate"]
             lines.append(f"| {name} | {r['n_queries']} | "
                          + " | ".join(f"{r[c]:.4f}" for c in columns)
                          + f" | {'-' if rate is None else f'{rate:.3f}'} |")  # fmt: skip
+    if reranked:
+        lines += [
+            "",
+            "Δ nDCG@10 per task (reranked − first stage; cells: first → reranked (Δ)):",
+            "",
+            "| model | " + " | ".join(present) + " |",
+            "|---|" + "---|" * len(present),
+        ]
+        for res in reranked:
+            before = {r["name"]: r for r in res["first_stage_rows"] if r["level"] != "subtask"}
+            after = {r["name"]: r for r in res["rows"] if r["level"] != "subtask"}
+            cells = [str(res["model"].get("name"))]
+            for t in present:
+                if t in before and t in after:
+                    b, a = before[t]["ndcg_at_10"], after[t]["ndcg_at_10"]
+                    cells.append(f"{b:.4f} → {a:.4f} ({a - b:+.4f})")
+                else:
+                    cells.append("-")
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
