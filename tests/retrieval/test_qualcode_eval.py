@@ -153,3 +153,18 @@ def test_cli_qualcode_bm25_and_reranker(folder, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "--qualcode", str(tmp_path), "--out", str(out)])
     assert "no QualCode configs" in capsys.readouterr().err
+
+
+def test_tasks_select_what_is_scored(folder, capsys):
+    scorer = ById()
+    res = qe.evaluate_qualcode(folder, scorer, tasks=("mc",), progress=False)
+    assert res["qualcode"] == {} and res["mc"]["k=1"]["n_triplets"] > 0
+    data = qe.load_qualcode(folder)
+    assert sum(len(c) for c in scorer.calls) == 2 * sum(len(r) for r in data.triplets.values())
+    res = qe.evaluate_qualcode(folder, ById(), tasks=("pairs",), progress=False)
+    assert "retrieval_mrr_at_10" not in res["qualcode"]["speed"] and res["mc"] == {}
+    with pytest.raises(ValueError, match="tasks must be some of"):
+        qe.evaluate_qualcode(folder, ById(), tasks=("speed",), progress=False)
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--dataset", "x", "--qualcode-tasks", "mc", "--out", "y"])
+    assert "--qualcode-tasks only applies with --qualcode" in capsys.readouterr().err
