@@ -2,22 +2,34 @@
 
 A standalone script, not a test::
 
-    .venv/bin/python benchmarks/bench_rerank.py                  # 2,000 pairs, both models
-    .venv/bin/python benchmarks/bench_rerank.py --pairs 200 --models smollm2
+    .venv/bin/python benchmarks/bench_rerank.py              # minilm 2,000 pairs, smollm2 200
+    .venv/bin/python benchmarks/bench_rerank.py --models smollm2 --smollm2-pairs 400
+    .venv/bin/python benchmarks/bench_rerank.py --smollm2-order list by-query
 
 Pairs: (HumanEval-X Python prompt, code of a random language) with half the documents the
 problem's own solution and half another problem's, plus some test harnesses as long
 documents, so lengths are mixed (synthetic code when ``../shared/data/humaneval_x`` is absent).
+SmolLM2 is ~10x slower per pair than MiniLM on a CPU, so it scores the first
+``--smollm2-pairs`` pairs of the same list (``list``: ~1 pair per query), and with
+``by-query`` as many pairs taken query by query (~12 per query, the shape ``rank`` scores).
 Contenders, on the same model object, in the same run:
 
-* **smollm2** (generative): :class:`reranker.generative.GenerativeReranker` (length-sorted,
-  token-budget batches, last-position logits only) against the Qwen3-Reranker model-card loop
-  (https://huggingface.co/Qwen/Qwen3-Reranker-0.6B): fixed batches of ``--baseline-batch``
-  pairs in input order, left-padded to the longest, full logits, ``torch.no_grad``.
 * **minilm** (cross-encoder): :class:`reranker.cross_encoder.CrossEncoderReranker` against
   ``CrossEncoder.predict`` with default settings.
+* **smollm2** (generative): :class:`reranker.generative.GenerativeReranker` (length-sorted,
+  token-budget batches, last-position logits only, shared prompt heads run once) against the
+  Qwen3-Reranker model-card loop (https://huggingface.co/Qwen/Qwen3-Reranker-0.6B): fixed
+  batches of ``--baseline-batch`` pairs in input order, left-padded to the longest, full logits,
+  ``torch.no_grad``.
 
-Reported: pairs/s of each, their ratio, and the largest absolute score difference.
+Each side runs ``--repeats`` times, interleaved (baseline first on even repeats, the reranker
+first on odd ones) so that a load change on a shared machine hits both; the speedup is the
+median of the per-repeat ratios, the pairs/s come from the median times. Reported too: the
+largest absolute score difference (for minilm also over the pairs within ``max_length``, where
+``predict``'s longest-first truncation and the reranker's document-only truncation agree), the
+same ratio in CPU time of this process (less sensitive to other jobs on a shared machine) and
+the 1-minute load average before and after. The rows of the models measured replace theirs in
+``results/bench_rerank.json``; the other rows are kept.
 """
 
 from __future__ import annotations
@@ -27,7 +39,9 @@ import copy
 import gzip
 import json
 import logging
+import os
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -104,54 +118,104 @@ def card_loop(rr, pairs, instruction: str, batch: int) -> list[float]:
     return scores
 
 
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
+def by_query(pairs: list[tuple[str, str]], n: int) -> list[tuple[str, str]]:
+    """The first ``n`` pairs when ``pairs`` are taken query by query (in first-seen order)."""
+    first: dict[str, int] = {}
+    for i, (query, _) in enumerate(pairs):
+        first.setdefault(query, i)
+    return sorted(pairs, key=lambda p: first[p[0]])[:n]  # stable: list order within a query
 
 
-def bench_smollm2(pairs, baseline_batch: int) -> dict:
+def interleaved(baseline, reranker, repeats: int) -> dict:
+    """Time both sides ``repeats`` times, alternating which goes first."""
+    times: dict[str, list[float]] = {"baseline": [], "reranker": []}
+    cpu: dict[str, list[float]] = {"baseline": [], "reranker": []}
+    outputs = {}
+    for r in range(repeats):
+        sides = [("baseline", baseline), ("reranker", reranker)]
+        for side, fn in sides if r % 2 == 0 else reversed(sides):
+            t0, c0 = time.perf_counter(), time.process_time()
+            outputs[side] = fn()
+            times[side].append(time.perf_counter() - t0)
+            cpu[side].append(time.process_time() - c0)
+            logger.info("  repeat %d %s: %.1f s (%.1f s CPU, load %.2f)", r, side,
+                        times[side][-1], cpu[side][-1], os.getloadavg()[0])  # fmt: skip
+    return {"times": times, "cpu": cpu, "outputs": outputs}
+
+
+def bench_smollm2(pairs, baseline_batch: int, repeats: int, label: str) -> dict:
     from reranker.instructions import instruction_for
     from reranker.registry import load_reranker
 
     rr = load_reranker("smollm2", device="cpu")
     instruction = instruction_for("t2c")
     card_loop(rr, pairs[:2], instruction, 2)  # warm-up
-    base, t_base = timed(lambda: card_loop(rr, pairs, instruction, baseline_batch))
-    ours, t_ours = timed(lambda: rr.score(pairs, instruction=instruction))
-    return summary("smollm2", len(pairs), t_base, t_ours, base, ours,
+    rr.score(pairs[:2], instruction=instruction)
+    load = os.getloadavg()[0]
+    run = interleaved(
+        lambda: card_loop(rr, pairs, instruction, baseline_batch),
+        lambda: rr.score(pairs, instruction=instruction),
+        repeats,
+    )
+    return summary(label, pairs, run, load,
                    baseline=f"Qwen3-Reranker card loop, batch {baseline_batch}")  # fmt: skip
 
 
-def bench_minilm(pairs) -> dict:
+def bench_minilm(pairs, repeats: int) -> dict:
     from reranker.registry import load_reranker
 
     rr = load_reranker("minilm", device="cpu")
     rr.model.predict(pairs[:2], show_progress_bar=False)  # warm-up
-    base, t_base = timed(lambda: rr.model.predict(pairs, show_progress_bar=False).tolist())
-    ours, t_ours = timed(lambda: rr.score(pairs))
-    row = summary("minilm", len(pairs), t_base, t_ours, base, ours,
-                  baseline="CrossEncoder.predict defaults")  # fmt: skip
+    rr.score(pairs[:2])
+    load = os.getloadavg()[0]
+    run = interleaved(
+        lambda: rr.model.predict(pairs, show_progress_bar=False).tolist(),
+        lambda: rr.score(pairs),
+        repeats,
+    )
+    row = summary("minilm", pairs, run, load, baseline="CrossEncoder.predict defaults")
     # predict truncates longest-first, the reranker the document only: compare where neither cuts
+    base, ours = run["outputs"]["baseline"], run["outputs"]["reranker"]
     n_tok = [len(ids) for ids in rr.tokenizer(pairs, verbose=False)["input_ids"]]
     fit = [i for i, n in enumerate(n_tok) if n <= rr.max_length]
     row["pairs_within_max_length"] = len(fit)
     row["max_abs_score_diff_within_max_length"] = max(abs(base[i] - ours[i]) for i in fit)
+    row["identical_scores"] = row["max_abs_score_diff_within_max_length"] <= 1e-5
     logger.info("within max_length: %d pairs, max abs diff %.2e", len(fit),
                 row["max_abs_score_diff_within_max_length"])  # fmt: skip
     return row
 
 
-def summary(model, n, t_base, t_ours, base, ours, baseline) -> dict:
+def summary(model: str, pairs, run: dict, load_before: float, baseline: str) -> dict:
+    import torch
+
+    n = len(pairs)
+    t_base, t_ours = run["times"]["baseline"], run["times"]["reranker"]
+    base, ours = run["outputs"]["baseline"], run["outputs"]["reranker"]
     diff = max(abs(a - b) for a, b in zip(base, ours, strict=True))
     row = {
         "model": model,
         "pairs": n,
+        "distinct_queries": len({q for q, _ in pairs}),
         "baseline": baseline,
-        "baseline_pairs_per_s": n / t_base,
-        "reranker_pairs_per_s": n / t_ours,
-        "speedup": t_base / t_ours,
+        "repeats": len(t_base),
+        "baseline_pairs_per_s": n / statistics.median(t_base),
+        "reranker_pairs_per_s": n / statistics.median(t_ours),
+        "speedup": statistics.median(b / o for b, o in zip(t_base, t_ours, strict=True)),
+        "speedups_per_repeat": [b / o for b, o in zip(t_base, t_ours, strict=True)],
+        "baseline_seconds": t_base,
+        "reranker_seconds": t_ours,
+        # CPU time of this process: less sensitive than wall time to other jobs on the machine
+        "speedup_cpu_time": statistics.median(
+            b / o for b, o in zip(run["cpu"]["baseline"], run["cpu"]["reranker"], strict=True)
+        ),
+        "baseline_cpu_seconds": run["cpu"]["baseline"],
+        "reranker_cpu_seconds": run["cpu"]["reranker"],
         "max_abs_score_diff": diff,
+        "identical_scores": diff <= 1e-5,
+        "load_avg_1min_before": load_before,
+        "load_avg_1min_after": os.getloadavg()[0],
+        "torch_threads": torch.get_num_threads(),
     }
     logger.info("%s", json.dumps(row))
     return row
@@ -159,20 +223,37 @@ def summary(model, n, t_base, t_ours, base, ours, baseline) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=2000)
+    parser.add_argument("--pairs", type=int, default=2000, help="pairs for minilm")
+    parser.add_argument("--smollm2-pairs", type=int, default=200, help="pairs for smollm2")
+    parser.add_argument("--smollm2-order", nargs="+", default=["list"],
+                        choices=["list", "by-query"], help="which smollm2 pair sets")  # fmt: skip
     parser.add_argument("--models", nargs="+", default=["minilm", "smollm2"])
+    parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--baseline-batch", type=int, default=16)
     parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    pairs = build_pairs(args.pairs)
+    # by-query subsets draw from at least the 2,000-pair list (a prefix of any longer one)
+    pairs = build_pairs(max(args.pairs, args.smollm2_pairs, 2000))
     rows = []
     if "minilm" in args.models:
-        rows.append(bench_minilm(pairs))
+        rows.append(bench_minilm(pairs[: args.pairs], args.repeats))
     if "smollm2" in args.models:
-        rows.append(bench_smollm2(pairs, args.baseline_batch))
+        for order in args.smollm2_order:
+            subset = (
+                pairs[: args.smollm2_pairs]
+                if order == "list"
+                else by_query(pairs, args.smollm2_pairs)
+            )
+            label = "smollm2" if order == "list" else "smollm2 (pairs by query)"
+            rows.append(bench_smollm2(subset, args.baseline_batch, args.repeats, label))
+    # rows of the models measured now replace theirs; the others' earlier rows are kept
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "bench_rerank.json").write_text(json.dumps(rows, indent=2) + "\n")
+    out = args.out_dir / "bench_rerank.json"
+    kept = json.loads(out.read_text()) if out.exists() else []
+    measured = {row["model"] for row in rows}
+    rows = [row for row in kept if row["model"] not in measured] + rows
+    out.write_text(json.dumps(rows, indent=2) + "\n")
     return 0
 
 

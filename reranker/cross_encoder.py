@@ -11,9 +11,21 @@ untouched; without one the query is used as is.
 Truncation: the document only (``truncation="only_second"`` at ``max_length`` tokens); a query
 (with its instruction) that leaves no room for the document is a ``ValueError``.
 
-Throughput: ``CrossEncoder.predict`` already sorts its inputs by character length within a
-call, but batches by a fixed count; here pairs are sorted by token length and grouped into
-batches of at most ``max_tokens_per_batch`` padded tokens, each group one ``predict`` call.
+Throughput: each pair is tokenized once (``truncation="only_second"``), the pairs are sorted by
+their token length and grouped into batches of at most ``max_tokens_per_batch`` padded tokens,
+each batch padded to its own longest row, and the Hugging Face sequence classifier inside the
+``CrossEncoder`` runs under ``torch.inference_mode()``; its logit goes through the
+``CrossEncoder``'s own ``activation_fn``, as ``CrossEncoder.predict`` applies it (upcast to
+float32 first), so the scores are ``predict``'s. ``CrossEncoder.predict`` itself sorts by
+characters, batches a fixed count of pairs and tokenizes each batch again. A ``CrossEncoder``
+that is not a single sequence-classification module (a causal LM scored by logits, extra
+modules) is scored through ``predict``, one call per batch.
+
+A BERT classifier (``BertForSequenceClassification``: all-MiniLM-L6-v2,
+cross-encoder/ms-marco-MiniLM-L6-v2...) reads the last layer at the ``[CLS]`` position only
+(its pooler), so that layer runs the keys and values of every position but the query,
+attention output and feed-forward block of ``[CLS]`` alone: a sixth less work for a 6-layer
+MiniLM, the same scores up to float rounding (:func:`bert_cls_logits`).
 """
 
 from __future__ import annotations
@@ -82,6 +94,8 @@ class CrossEncoderReranker(BaseReranker):
         self.cache_dir = cache_dir
         # [CLS] q [SEP] d [SEP]: the special tokens a pair adds
         self._special = self.tokenizer.num_special_tokens_to_add(pair=True)
+        self._classifier = sequence_classifier(model)
+        self._bert_cls_only = is_plain_bert(self._classifier)
 
     def fingerprint(self) -> str:
         """Model source, revision, activation and a checksum of a sample of every weight."""
@@ -89,47 +103,168 @@ class CrossEncoderReranker(BaseReranker):
         meta = [self._source, getattr(config, "_commit_hash", None), repr(self.model.activation_fn)]
         return model_fingerprint(self.model, meta)
 
-    def _lengths(self, queries: list[str], docs: list[str]) -> list[int]:
-        tok = self.tokenizer
-        q_len = [
-            len(ids) for ids in tok(queries, add_special_tokens=False, verbose=False)["input_ids"]
-        ]
-        d_len = [
-            len(ids) for ids in tok(docs, add_special_tokens=False, verbose=False)["input_ids"]
-        ]
-        out = []
-        for i, (q, d) in enumerate(zip(q_len, d_len, strict=True)):
-            if q + self._special >= self.max_length:
+    def _check_queries(self, queries: list[str]) -> None:
+        """``ValueError`` naming the first query that leaves no room for its document."""
+        unique = list(dict.fromkeys(queries))
+        ids = self.tokenizer(unique, add_special_tokens=False, verbose=False)["input_ids"]
+        n_tokens = {q: len(x) + self._special for q, x in zip(unique, ids, strict=True)}
+        for i, query in enumerate(queries):
+            if n_tokens[query] >= self.max_length:
                 raise ValueError(
-                    f"{type(self).__name__}: the query at index {i} takes {q + self._special} "
+                    f"{type(self).__name__}: the query at index {i} takes {n_tokens[query]} "
                     f"tokens with its instruction, leaving no room for the document within "
                     f"max_length={self.max_length}; shorten it or raise max_length"
                 )
-            out.append(min(q + d + self._special, self.max_length))
+
+    def batches(self, lengths: list[int]) -> list[list[int]]:
+        """Indices grouped by decreasing length, each group within the padded-token budget."""
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+        out: list[list[int]] = []
+        for i in order:
+            # sorted longest first: the group's padded width is its first member's length
+            if out and lengths[out[-1][0]] * (len(out[-1]) + 1) <= self.max_tokens_per_batch:
+                out[-1].append(i)
+            else:
+                out.append([i])
         return out
 
     def _score_batch(self, pairs: list[tuple[str, str]], instruction: str | None) -> list[float]:
-        inputs = [(join_instruction(instruction, q), d) for q, d in pairs]
-        lengths = self._lengths([q for q, _ in inputs], [d for _, d in inputs])
-        order = sorted(range(len(inputs)), key=lambda i: -lengths[i])
-        groups: list[list[int]] = []
-        for i in order:
-            if groups and lengths[groups[-1][0]] * (len(groups[-1]) + 1) <= (
-                self.max_tokens_per_batch
-            ):
-                groups[-1].append(i)
-            else:
-                groups.append([i])
-        scores = [0.0] * len(inputs)
-        text_kwargs = {"truncation": "only_second", "max_length": self.max_length}
-        for group in groups:
-            out = self.model.predict(
-                [inputs[i] for i in group],
-                batch_size=len(group),
-                show_progress_bar=False,
-                convert_to_numpy=True,
-                processing_kwargs={"text": text_kwargs},
-            )
-            for i, s in zip(group, out.reshape(-1).tolist(), strict=True):
-                scores[i] = float(s)
+        import torch
+
+        queries = [join_instruction(instruction, q) for q, _ in pairs]
+        docs = [d for _, d in pairs]
+        self._check_queries(queries)
+        enc = self.tokenizer(
+            queries, docs, truncation="only_second", max_length=self.max_length, verbose=False
+        )
+        features = {k: v for k, v in enc.items() if k in ("input_ids", "token_type_ids")}
+        scores = [0.0] * len(pairs)
+        with torch.inference_mode():
+            for group in self.batches([len(ids) for ids in features["input_ids"]]):
+                if self._classifier is None:
+                    out = self.model.predict(
+                        [(queries[i], docs[i]) for i in group],
+                        batch_size=len(group),
+                        show_progress_bar=False,
+                        convert_to_tensor=True,
+                        processing_kwargs={
+                            "text": {"truncation": "only_second", "max_length": self.max_length}
+                        },
+                    )
+                else:
+                    out = self.activate(self.logits(self.collate(features, group)))
+                for i, s in zip(group, out.reshape(-1).tolist(), strict=True):
+                    scores[i] = float(s)
         return scores
+
+    def collate(self, features: dict[str, list[list[int]]], rows: list[int]) -> dict[str, Any]:
+        """``rows`` of the tokenized ``features`` padded to their longest (on the tokenizer's
+        padding side, with its pad ids), with the attention mask, on the model's device."""
+        import torch
+
+        tok = self.tokenizer
+        # the pad values are masked out; any id would do where a tokenizer has no pad token
+        pad = {"input_ids": tok.pad_token_id or 0, "token_type_ids": tok.pad_token_type_id}
+        width = max(len(features["input_ids"][i]) for i in rows)
+        left = tok.padding_side == "left"
+        out = {k: torch.full((len(rows), width), pad[k], dtype=torch.long) for k in features}
+        out["attention_mask"] = torch.zeros((len(rows), width), dtype=torch.long)
+        for r, i in enumerate(rows):
+            n = len(features["input_ids"][i])
+            span = slice(width - n, width) if left else slice(0, n)
+            for k, values in features.items():
+                out[k][r, span] = torch.tensor(values[i], dtype=torch.long)
+            out["attention_mask"][r, span] = 1
+        return {k: v.to(self._classifier.device) for k, v in out.items()}
+
+    def logits(self, inputs: dict[str, Any]) -> Any:
+        """The classifier's logits of a collated batch."""
+        if self._bert_cls_only:
+            return bert_cls_logits(self._classifier, inputs)
+        return self._classifier(**inputs).logits
+
+    def activate(self, logits: Any) -> Any:
+        """``CrossEncoder.predict``'s scores from the classifier's logits: float32 at least,
+        then the model's ``activation_fn`` (sigmoid for one label unless configured)."""
+        import torch
+
+        if torch.is_floating_point(logits) and torch.finfo(logits.dtype).bits < 32:
+            logits = logits.float()
+        activation = self.model.activation_fn
+        return activation(logits) if activation is not None else logits
+
+
+def sequence_classifier(model: Any) -> Any:
+    """The Hugging Face sequence classifier a ``CrossEncoder`` is a thin wrapper of, or ``None``
+    when it is more (a causal LM scored by its logits, extra modules, a non-torch backend, a
+    default prompt that ``predict`` would prepend)."""
+    try:
+        modules = list(model)
+    except TypeError:
+        return None
+    if len(modules) != 1 or getattr(model, "backend", "torch") != "torch":
+        return None
+    if getattr(model, "default_prompt_name", None) is not None:
+        return None
+    if getattr(modules[0], "transformer_task", None) != "sequence-classification":
+        return None
+    return getattr(modules[0], "model", None)
+
+
+def is_plain_bert(classifier: Any) -> bool:
+    """Whether ``classifier`` is a ``BertForSequenceClassification`` that
+    :func:`bert_cls_logits` computes exactly: encoder only, absolute positions, a pooler, and
+    an attention implementation that takes an additive mask."""
+    try:
+        from transformers import BertForSequenceClassification
+    except ImportError:
+        return False
+    if not isinstance(classifier, BertForSequenceClassification):
+        return False
+    config = classifier.config
+    return (
+        not config.is_decoder
+        and getattr(config, "position_embedding_type", "absolute") == "absolute"
+        and getattr(config, "_attn_implementation", None) in ("eager", "sdpa")
+        and classifier.bert.pooler is not None
+    )
+
+
+def bert_cls_logits(classifier: Any, inputs: dict[str, Any]) -> Any:
+    """``BertForSequenceClassification`` logits with the last layer run for ``[CLS]`` only.
+
+    The pooler reads the last hidden state at the first position, so the last layer needs the
+    keys and values of every position but the query, the attention output and the
+    feed-forward block of the first position alone. Eval mode (no dropout) is assumed.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    bert = classifier.bert
+    hidden = bert.embeddings(
+        input_ids=inputs["input_ids"], token_type_ids=inputs.get("token_type_ids")
+    )
+    keep = inputs["attention_mask"]
+    mask = None  # no padding in the batch: no mask, as BertModel skips it too
+    if not bool(keep.all()):
+        mask = (1.0 - keep[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
+    *layers, last = bert.encoder.layer
+    for layer in layers:
+        out = layer(hidden, attention_mask=mask)
+        hidden = out[0] if isinstance(out, tuple) else out  # transformers 4.x returns a tuple
+    attention = last.attention.self
+    rows = hidden.shape[0]
+
+    def heads(x: torch.Tensor) -> torch.Tensor:
+        shape = (rows, -1, attention.num_attention_heads, attention.attention_head_size)
+        return x.view(shape).transpose(1, 2)
+
+    context = F.scaled_dot_product_attention(
+        heads(attention.query(hidden[:, :1])),
+        heads(attention.key(hidden)),
+        heads(attention.value(hidden)),
+        attn_mask=mask,
+    )
+    first = last.attention.output(context.transpose(1, 2).reshape(rows, 1, -1), hidden[:, :1])
+    first = last.output(last.intermediate(first), first)
+    return classifier.classifier(classifier.dropout(bert.pooler(first)))

@@ -18,16 +18,28 @@ and a tokenizer without a chat template falls back to those ChatML strings as pl
 Truncation cuts the document only (never the instruction, the query, the prefix or the
 suffix); a pair whose prompt without the document exceeds ``max_length`` is a ``ValueError``.
 
-Throughput: pairs are sorted by token length and grouped into batches of at most
-``max_tokens_per_batch`` padded tokens (left padding, explicit position ids, so that a pair
-gets the same score alone or in any batch), only the last position's logits are computed,
-and the forward runs in eval mode under ``torch.inference_mode()``.
+Throughput: the prompts are tokenized in one call; pairs are sorted by token length and
+grouped into batches of at most ``max_tokens_per_batch`` padded tokens (left padding, explicit
+position ids, so that a pair gets the same score alone or in any batch); only the last
+position's logits are computed and the forward runs in eval mode under
+``torch.inference_mode()``.
+
+Shared prompt heads (prefix caching, as vLLM's automatic prefix caching and SGLang's
+RadixAttention do it): all prompts of a call open with the same system prompt and instruction,
+and the pairs of one query (what :meth:`~reranker.base.BaseReranker.rank` scores) share the
+query as well. The pairs are grouped by query (the queries with a single document form one
+group more); the tokens a group's prompts share (its head) are run once, the heads of many
+groups in one batch, and every prompt's remaining tokens then run in length-sorted batches
+against the key/value cache of its group's head. The scores equal those of whole prompts up to
+float rounding. A model whose cache is not a plain per-layer key/value cache (sliding windows,
+recurrent layers) runs every prompt whole.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+from bisect import bisect_left
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -178,6 +190,12 @@ class GenerativeReranker(BaseReranker):
         self.pad_id = int(pad if pad is not None else tokenizer.eos_token_id)
         params = inspect.signature(self.model.forward).parameters
         self._keep_last = "logits_to_keep" in params or "kwargs" in params
+        # the key/value cache argument: `cache` in recent transformers, `past_key_values` before;
+        # a PEFT wrapper takes **kwargs, so ask the model it wraps
+        base = getattr(self.model, "get_base_model", lambda: self.model)()
+        base_params = inspect.signature(base.forward).parameters
+        self._cache_arg = next((a for a in ("cache", "past_key_values") if a in base_params), None)
+        self._plain_cache: bool | None = None  # probed on first use: see shares_heads
 
     # -- identity -------------------------------------------------------------------------
     def fingerprint(self) -> str:
@@ -197,21 +215,33 @@ class GenerativeReranker(BaseReranker):
     # -- tokenisation ---------------------------------------------------------------------
     def encode_pair(self, query: str, document: str, instruction: str | None = None) -> list[int]:
         """The prompt ids of one pair, the document truncated so the whole fits max_length."""
+        return self.encode_pairs([(query, document)], instruction)[0]
+
+    def encode_pairs(
+        self, pairs: Sequence[tuple[str, str]], instruction: str | None = None
+    ) -> list[list[int]]:
+        """The prompt ids of every pair (one tokenizer call), each as :meth:`encode_pair`."""
         instruction = self.default_instruction if instruction is None else instruction
-        body = USER_TEMPLATE.format(instruction=instruction, query=query, document=document)
-        doc_start = len(body) - len(document)
-        enc = self.tokenizer(body, add_special_tokens=False, return_offsets_mapping=True)
-        ids, offsets = enc["input_ids"], enc["offset_mapping"]
-        # tokens that begin before the document belong to the head (kept whole)
-        n_head = sum(1 for start, _ in offsets if start < doc_start)
+        bodies = [
+            USER_TEMPLATE.format(instruction=instruction, query=q, document=d) for q, d in pairs
+        ]
+        enc = self.tokenizer(bodies, add_special_tokens=False, return_offsets_mapping=True)
         room = self.max_length - len(self.prefix_ids) - len(self.suffix_ids)
-        if n_head > room:
-            raise ValueError(
-                f"{type(self).__name__}: the prompt without the document takes "
-                f"{n_head + len(self.prefix_ids) + len(self.suffix_ids)} tokens, more than "
-                f"max_length={self.max_length}; shorten the query/instruction or raise max_length"
-            )
-        return self.prefix_ids + ids[:room] + self.suffix_ids
+        out = []
+        for body, (_, document), ids, offsets in zip(
+            bodies, pairs, enc["input_ids"], enc["offset_mapping"], strict=True
+        ):
+            # tokens that begin before the document belong to the head (kept whole)
+            n_head = bisect_left(offsets, len(body) - len(document), key=lambda o: o[0])
+            if n_head > room:
+                raise ValueError(
+                    f"{type(self).__name__}: the prompt without the document takes "
+                    f"{n_head + len(self.prefix_ids) + len(self.suffix_ids)} tokens, more than "
+                    f"max_length={self.max_length}; shorten the query/instruction or raise "
+                    f"max_length"
+                )
+            out.append(self.prefix_ids + ids[:room] + self.suffix_ids)
+        return out
 
     def batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Indices grouped by decreasing length, each group within the padded-token budget."""
@@ -225,8 +255,15 @@ class GenerativeReranker(BaseReranker):
                 out.append([i])
         return out
 
-    def collate(self, seqs: Sequence[list[int]]) -> dict[str, torch.Tensor]:
-        """Left-pad ``seqs`` (pad = pad token, else eos) with matching position ids."""
+    def collate(
+        self, seqs: Sequence[list[int]], past_mask: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor]:
+        """Left-pad ``seqs`` (pad = pad token, else eos) with matching position ids.
+
+        ``past_mask``: the attention mask (rows x cached positions) of the heads already in the
+        key/value cache that these rows continue; positions then count on from each head and
+        the returned mask covers the cache too.
+        """
         import torch
 
         width = max(len(s) for s in seqs)
@@ -236,30 +273,125 @@ class GenerativeReranker(BaseReranker):
             ids[row, width - len(s) :] = torch.tensor(s, dtype=torch.long)
             mask[row, width - len(s) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        if past_mask is not None:
+            positions = positions + past_mask.sum(-1, keepdim=True)
+            mask = torch.cat([past_mask, mask], dim=1)
         return {"input_ids": ids, "attention_mask": mask, "position_ids": positions}
 
+    def share_groups(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
+        """Pair indices grouped by query, whose prompts share everything before the document;
+        the queries with a single document form one group more (they share the instruction)."""
+        by_query: dict[str, list[int]] = {}
+        for i, (query, _) in enumerate(pairs):
+            by_query.setdefault(query, []).append(i)
+        groups = [g for g in by_query.values() if len(g) > 1]
+        single = [g[0] for g in by_query.values() if len(g) == 1]
+        return groups + ([single] if single else [])
+
     # -- scoring --------------------------------------------------------------------------
-    def yes_probability(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    def _forward(
+        self, batch: dict[str, torch.Tensor], cache: Any = None, *, use_cache: bool = False
+    ) -> Any:
+        """The model's output for ``batch`` at the last position only. ``cache``: a key/value
+        cache the rows continue; ``use_cache``: return the model's own cache of ``batch``."""
+        batch = {k: v.to(self.device) for k, v in batch.items()}
+        kwargs: dict[str, Any] = {"logits_to_keep": 1} if self._keep_last else {}
+        kwargs["use_cache"] = use_cache or cache is not None
+        if cache is not None:
+            kwargs[self._cache_arg] = cache
+        return self.model(**batch, **kwargs)
+
+    def yes_probability(self, batch: dict[str, torch.Tensor], cache: Any = None) -> torch.Tensor:
         """P(yes) / (P(yes) + P(no)) at the last position of each (left-padded) row."""
         import torch
 
-        batch = {k: v.to(self.device) for k, v in batch.items()}
-        kwargs = {"logits_to_keep": 1} if self._keep_last else {}
-        logits = self.model(**batch, **kwargs).logits[:, -1, :]
+        logits = self._forward(batch, cache).logits[:, -1, :]
         pair = torch.stack([logits[:, self.yes_id], logits[:, self.no_id]], dim=1).float()
         return torch.softmax(pair, dim=1)[:, 0].cpu()
+
+    def shares_heads(self) -> bool:
+        """Whether the model keeps a plain per-layer key/value cache, which shared prompt heads
+        need (probed once with a one-token forward)."""
+        if self._plain_cache is None:
+            self._plain_cache = False
+            try:
+                from transformers.cache_utils import DynamicLayer
+            except ImportError:  # an older transformers, without per-layer cache objects
+                return False
+            if self._cache_arg is not None:
+                import torch
+
+                with torch.inference_mode():
+                    probe = {"input_ids": torch.tensor([[self.pad_id]])}
+                    out = self._forward(probe, use_cache=True)
+                # the cache the model builds for itself tells its layer kinds
+                layers = getattr(getattr(out, self._cache_arg, None), "layers", None)
+                self._plain_cache = bool(layers) and all(type(x) is DynamicLayer for x in layers)
+        return self._plain_cache
 
     def _score_batch(self, pairs: list[tuple[str, str]], instruction: str | None) -> list[float]:
         import torch
 
-        seqs = [self.encode_pair(q, d, instruction) for q, d in pairs]
+        seqs = self.encode_pairs(pairs, instruction)
         scores = [0.0] * len(seqs)
+        groups = self.share_groups(pairs) if len(seqs) > 1 and self.shares_heads() else []
+        heads = [common_prefix_length([seqs[i] for i in g]) if len(g) > 1 else 0 for g in groups]
+        shared = [k for k, h in enumerate(heads) if h > 0]
+        grouped = {i for k in shared for i in groups[k]}
+        whole = [i for i in range(len(seqs)) if i not in grouped]
         with torch.inference_mode():
-            for group in self.batches([len(s) for s in seqs]):
-                probs = self.yes_probability(self.collate([seqs[i] for i in group]))
-                for i, p in zip(group, probs.tolist(), strict=True):
+            # groups of similar head length, their heads together within the token budget
+            for chunk in self.batches([heads[k] for k in shared]):
+                chunk_groups = [groups[shared[c]] for c in chunk]
+                chunk_heads = [heads[shared[c]] for c in chunk]
+                self._score_shared(seqs, chunk_groups, chunk_heads, scores)
+            for batch in self.batches([len(seqs[i]) for i in whole]):
+                rows = [whole[j] for j in batch]
+                probs = self.yes_probability(self.collate([seqs[i] for i in rows]))
+                for i, p in zip(rows, probs.tolist(), strict=True):
                     scores[i] = float(p)
         return scores
+
+    def _score_shared(
+        self,
+        seqs: list[list[int]],
+        groups: list[list[int]],
+        heads: list[int],
+        scores: list[float],
+    ) -> None:
+        """Score the pairs of ``groups``: their heads in one forward, then the rest of every
+        prompt against its group's rows of that cache."""
+        import torch
+        from transformers import DynamicCache
+
+        head_batch = self.collate([seqs[g[0]][:h] for g, h in zip(groups, heads, strict=True)])
+        cache = getattr(self._forward(head_batch, use_cache=True), self._cache_arg)
+        kv = [(layer.keys, layer.values) for layer in cache.layers]  # (groups, heads, width, dim)
+        rows = [(i, k) for k, g in enumerate(groups) for i in g]
+        tails = [seqs[i][heads[k] :] for i, k in rows]
+        width = head_batch["input_ids"].shape[1]
+        for batch in self.batches([width + len(t) for t in tails]):
+            owner = torch.tensor([rows[j][1] for j in batch])
+            on_device = owner.to(self.device)
+            rows_cache = DynamicCache()
+            for layer, (keys, values) in enumerate(kv):
+                rows_cache.update(keys[on_device], values[on_device], layer)
+            inputs = self.collate([tails[j] for j in batch], head_batch["attention_mask"][owner])
+            probs = self.yes_probability(inputs, rows_cache)
+            for j, p in zip(batch, probs.tolist(), strict=True):
+                scores[rows[j][0]] = float(p)
+
+
+def common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:
+    """How many leading ids all ``seqs`` share, leaving every one at least one id of its own."""
+    first = seqs[0]
+    n = min(len(s) for s in seqs) - 1
+    for s in seqs[1:]:
+        k = 0
+        while k < n and s[k] == first[k]:
+            k += 1
+        n = k
+    return max(n, 0)
 
 
 def check_causal_lm(config: Any, what: str) -> None:

@@ -42,3 +42,21 @@ def test_bench_retrieval_smoke(repo_root, tmp_path):
     )  # fmt: skip
     result = json.loads((tmp_path / "bench_retrieval.json").read_text())
     assert result["runner_s"] > 0 and result["naive_s"] > 0 and result["docs_per_s"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.needs_shared_data
+def test_bench_qualcode_smoke(repo_root, tmp_path):
+    subprocess.run(
+        [sys.executable, str(repo_root / "benchmarks" / "bench_qualcode.py"),
+         "--scales", "0.05", "0.1", "--repeats", "1", "--skip-real",
+         "--retrieval-negatives", "5", "--out-dir", str(tmp_path)],
+        check=True, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    results = json.loads((tmp_path / "bench_qualcode.json").read_text())
+    assert results["real"] is None
+    assert [r["scale"] for r in results["synthetic"]] == [0.05, 0.1]
+    for r in results["synthetic"]:
+        assert r["sizes"]["accepted"] > 0 and r["sizes"]["not_accepted"] > 0
+        assert 0 < r["built"]["submissions"] == r["built"]["corpus_rows"] <= r["sizes"]["accepted"]
+    assert [s["scale"] for s in results["scaling"]] == [0.1]

@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from reranker.cross_encoder import CrossEncoderReranker, join_instruction
+from reranker.cross_encoder import CrossEncoderReranker, bert_cls_logits, join_instruction
 from reranker.registry import load_reranker, minilm_path
 from tests.reranker.conftest import PAIRS
 
@@ -26,6 +26,62 @@ def test_batched_equals_one_by_one(minilm):
     short = [p for p in PAIRS if len(p[1]) < 200]
     plain = minilm.model.predict(short, show_progress_bar=False).tolist()
     assert minilm.score(short) == pytest.approx(plain, abs=1e-5)
+
+
+def test_scores_equal_cross_encoder_predict(minilm):
+    # pairs that fit max_length (predict truncates longest-first, the reranker the document)
+    pairs = [p for p in PAIRS if len(minilm.tokenizer(*p)["input_ids"]) <= minilm.max_length]
+    assert len(pairs) >= 4
+    expected = minilm.model.predict(pairs, show_progress_bar=False).tolist()
+    assert minilm.score(pairs) == pytest.approx(expected, abs=1e-5)
+    # predict's default activation for one label is the sigmoid: the scores are not raw logits
+    assert all(0.0 < s < 1.0 for s in expected)
+    instructed = [(join_instruction("Retrieve code", q), d) for q, d in pairs]
+    expected = minilm.model.predict(instructed, show_progress_bar=False).tolist()
+    assert minilm.score(pairs, instruction="Retrieve code") == pytest.approx(expected, abs=1e-5)
+
+
+class CountingTokenizer:
+    """A tokenizer that records its calls."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def __call__(self, *args, **kwargs):
+        self.calls.append(args)
+        return self.inner(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_tokenizes_each_pair_once(minilm):
+    minilm.tokenizer = CountingTokenizer(minilm.tokenizer)
+    minilm.score(PAIRS + PAIRS[:2])
+    # one call for the lengths of the distinct queries, one for the pairs
+    assert [len(args[0]) for args in minilm.tokenizer.calls] == [len(PAIRS), len(PAIRS) + 2]
+
+
+def test_bert_cls_only_last_layer_equals_the_full_forward(minilm):
+    torch = pytest.importorskip("torch")
+    assert minilm._bert_cls_only  # MiniLM is a BertForSequenceClassification
+    # padded rows (mask) and a batch without padding (no mask)
+    for pairs in (PAIRS, [PAIRS[0], PAIRS[0]]):
+        enc = minilm.tokenizer(pairs, padding=True, truncation=True, return_tensors="pt")
+        with torch.inference_mode():
+            full = minilm.model.model(**enc).logits
+            cls_only = bert_cls_logits(minilm.model.model, dict(enc))
+        assert cls_only.flatten().tolist() == pytest.approx(full.flatten().tolist(), abs=1e-5)
+    # and through score: the same as the plain forward path
+    fast = minilm.score(PAIRS)
+    minilm._bert_cls_only = False
+    assert minilm.score(PAIRS) == pytest.approx(fast, abs=1e-5)
+
+
+def test_wrapper_without_a_plain_classifier_uses_predict(minilm):
+    expected = minilm.score(PAIRS)
+    minilm._classifier = None  # as for a CrossEncoder with extra modules
+    assert minilm.score(PAIRS) == pytest.approx(expected, abs=1e-5)
 
 
 def test_truncation_cuts_only_the_document(minilm):
@@ -61,9 +117,12 @@ def test_cache_hit_runs_no_forward(minilm, tmp_path, monkeypatch):
     first = minilm.score(PAIRS[:3])
     reopened = copy.copy(minilm)
     reopened._cache = None
-    monkeypatch.setattr(
-        reopened.model, "predict", lambda *a, **k: pytest.fail("the model ran on a cache hit")
-    )
+
+    def no_forward(*args, **kwargs):
+        pytest.fail("the model ran on a cache hit")
+
+    monkeypatch.setattr(reopened.model.model, "forward", no_forward)
+    monkeypatch.setattr(reopened.model, "predict", no_forward)
     assert reopened.score(PAIRS[:3]) == first
 
 

@@ -19,11 +19,23 @@ from reranker.generative import (
     GenerativeReranker,
     answer_token_id,
     chat_prefix_suffix,
+    common_prefix_length,
 )
 from tests.reranker.conftest import PAIRS
 
 torch = pytest.importorskip("torch", reason="needs pip install coreb-toolkit[models]")
 INSTRUCTION = "Given a natural language programming task, retrieve code that solves it."
+#: Several documents per query, as ``rank`` scores them, plus two queries with one document.
+RANKED = [
+    ("reverse a string", "def rev(s):\n    return s[::-1]\n"),
+    ("sort a list of integers", "def f(xs):\n    return sorted(xs)\n"),
+    ("reverse a string", "def rev(s):\n" + "    pass\n" * 30 + "    return s[::-1]"),
+    ("reverse a string", "print(1)"),
+    ("sort a list of integers", "xs.sort()"),
+    ("add two numbers", "def add(a, b):\n    return a + b\n"),
+    ("reverse a string", "s = input()\nprint(''.join(reversed(s)))"),
+    ("parse json from a file", "import json\n\ndef load(p):\n    return json.load(open(p))\n"),
+]
 
 
 def test_prompt_is_the_chat_template_around_the_qwen3_user_message(smollm2):
@@ -104,6 +116,62 @@ def test_tokenizer_without_pad_token_still_batches(smollm2):
     rr = GenerativeReranker(smollm2.model, tok, max_tokens_per_batch=100_000)
     assert rr.pad_id == tok.eos_token_id
     assert rr.score(PAIRS[:4]) == pytest.approx(smollm2.score(PAIRS[:4]), abs=1e-5)
+    assert rr.score(RANKED) == pytest.approx(smollm2.score(RANKED), abs=1e-5)  # shared heads
+
+
+def test_common_prefix_length():
+    assert common_prefix_length([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]]) == 2
+    assert common_prefix_length([[7, 8, 9], [7, 8, 9]]) == 2  # every row keeps one id
+    assert common_prefix_length([[1, 2], [3, 4]]) == 0
+
+
+def test_share_groups_by_query_and_the_single_queries_together(smollm2):
+    assert smollm2.share_groups(RANKED) == [[0, 2, 3, 6], [1, 4], [5, 7]]
+
+
+class ForwardLog:
+    """Records the input width and the cache length of every forward of a model."""
+
+    def __init__(self, model, monkeypatch):
+        self.calls = []
+        inner = model.forward
+
+        def forward(*args, **kwargs):
+            cache = kwargs.get("cache", kwargs.get("past_key_values"))
+            past = cache.get_seq_length() if cache is not None else 0
+            self.calls.append((tuple(kwargs["input_ids"].shape), past))
+            return inner(*args, **kwargs)
+
+        monkeypatch.setattr(model, "forward", forward)
+
+
+def test_shared_heads_score_as_whole_prompts(smollm2, monkeypatch):
+    assert smollm2.shares_heads()  # else this test would not test the shared path
+    smollm2.max_tokens_per_batch = 100_000
+    log = ForwardLog(smollm2.model, monkeypatch)
+    shared = smollm2.score(RANKED, instruction=INSTRUCTION)
+    # one forward for the three groups' heads, one for the rest of the eight prompts
+    (heads_shape, heads_past), (rest_shape, rest_past) = log.calls
+    assert heads_shape[0] == 3 and heads_past == 0
+    assert rest_shape[0] == len(RANKED) and rest_past == heads_shape[1]
+    seqs = smollm2.encode_pairs(RANKED, INSTRUCTION)
+    assert rest_shape[1] < max(len(s) for s in seqs)  # the heads were not run again
+    single = [smollm2.score([p], instruction=INSTRUCTION)[0] for p in RANKED]
+    assert shared == pytest.approx(single, abs=1e-5)
+    smollm2._plain_cache = False  # as for a model whose cache cannot be shared
+    assert smollm2.score(RANKED, instruction=INSTRUCTION) == pytest.approx(shared, abs=1e-5)
+
+
+def test_shared_heads_within_a_small_budget(smollm2, monkeypatch):
+    assert smollm2.shares_heads()
+    smollm2.max_tokens_per_batch = 150
+    log = ForwardLog(smollm2.model, monkeypatch)
+    small = smollm2.score(RANKED, instruction=INSTRUCTION)
+    # the heads come in more than one forward, the rest of the prompts in more than one batch
+    assert sum(past == 0 for _, past in log.calls) > 1
+    assert sum(past > 0 for _, past in log.calls) > 1
+    smollm2.max_tokens_per_batch = 100_000
+    assert small == pytest.approx(smollm2.score(RANKED, instruction=INSTRUCTION), abs=1e-5)
 
 
 def test_cache_hit_runs_no_forward(smollm2, tmp_path, monkeypatch):
