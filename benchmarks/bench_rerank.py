@@ -221,6 +221,18 @@ def summary(model: str, pairs, run: dict, load_before: float, baseline: str) -> 
     return row
 
 
+def save(rows: list[dict], out_dir: Path) -> None:
+    """Write ``rows`` to ``bench_rerank.json``: they replace the rows of the same models there,
+    the others are kept."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / "bench_rerank.json"
+    kept = json.loads(out.read_text()) if out.exists() else []
+    measured = {row["model"] for row in rows}
+    out.write_text(
+        json.dumps([r for r in kept if r["model"] not in measured] + rows, indent=2) + "\n"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=2000, help="pairs for minilm")
@@ -238,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     if "minilm" in args.models:
         rows.append(bench_minilm(pairs[: args.pairs], args.repeats))
+        save(rows, args.out_dir)
     if "smollm2" in args.models:
         for order in args.smollm2_order:
             subset = (
@@ -247,13 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             label = "smollm2" if order == "list" else "smollm2 (pairs by query)"
             rows.append(bench_smollm2(subset, args.baseline_batch, args.repeats, label))
-    # rows of the models measured now replace theirs; the others' earlier rows are kept
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    out = args.out_dir / "bench_rerank.json"
-    kept = json.loads(out.read_text()) if out.exists() else []
-    measured = {row["model"] for row in rows}
-    rows = [row for row in kept if row["model"] not in measured] + rows
-    out.write_text(json.dumps(rows, indent=2) + "\n")
+            save(rows, args.out_dir)  # after each row: a long run stopped keeps what it measured
     return 0
 
 
