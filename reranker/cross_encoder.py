@@ -38,6 +38,8 @@ from reranker.base import BaseReranker, model_fingerprint, require
 
 logger = logging.getLogger(__name__)
 
+CPU_TOKENS_PER_BATCH = 2048
+
 
 def join_instruction(instruction: str | None, query: str) -> str:
     """The query side of the pair: ``"{instruction}\\n{query}"``, or the query alone."""
@@ -51,7 +53,10 @@ class CrossEncoderReranker(BaseReranker):
         model: a local folder or Hub id, or a loaded ``CrossEncoder``.
         name: display name (defaults to the model path).
         max_length: most tokens per pair; the document is truncated to fit.
-        max_tokens_per_batch: most padded tokens per forward pass.
+        max_tokens_per_batch: most padded tokens per forward pass (default: 2,048 on a CPU,
+            where a batch's activations and attention scores then stay in cache and
+            scoring runs ~1.2x faster than with 16,384, measured on MiniLM; 16,384 on an
+            accelerator).
         device: ``"cpu"``, ``"cuda"``, ... (default: sentence-transformers' choice).
         cache_dir: keep scores on disk there (see :mod:`reranker.base`).
 
@@ -67,12 +72,12 @@ class CrossEncoderReranker(BaseReranker):
         *,
         name: str | None = None,
         max_length: int = 512,
-        max_tokens_per_batch: int = 16384,
+        max_tokens_per_batch: int | None = None,
         device: str | None = None,
         cache_dir: str | Path | None = None,
     ) -> None:
         st = require("sentence_transformers")
-        if max_length < 4 or max_tokens_per_batch < 1:
+        if max_length < 4 or (max_tokens_per_batch is not None and max_tokens_per_batch < 1):
             raise ValueError(
                 f"max_length must be >= 4 and max_tokens_per_batch positive, "
                 f"got {max_length} and {max_tokens_per_batch}"
@@ -90,6 +95,9 @@ class CrossEncoderReranker(BaseReranker):
         self.tokenizer = model.tokenizer
         self.name = name or str(self._source or type(model).__name__)
         self.max_length = int(max_length)
+        if max_tokens_per_batch is None:
+            on_cpu = str(getattr(model, "device", "cpu")).startswith("cpu")
+            max_tokens_per_batch = CPU_TOKENS_PER_BATCH if on_cpu else 16384
         self.max_tokens_per_batch = int(max_tokens_per_batch)
         self.cache_dir = cache_dir
         # [CLS] q [SEP] d [SEP]: the special tokens a pair adds

@@ -1,6 +1,7 @@
 """Running one command in isolation, with the kernel's accounting of the whole process tree.
 
-Isolation (bubblewrap, one fresh sandbox per run):
+Isolation (bubblewrap: a fresh sandbox per run with :func:`run_command`, or one sandbox whose
+init starts every run of a candidate as a fresh process with :class:`SandboxSession`):
 
 * the sandbox is started by an unprivileged host user (``nobody``, uid 65534, no capabilities,
   no supplementary groups) even when the caller is root: a user namespace created by root maps
@@ -18,25 +19,30 @@ Isolation (bubblewrap, one fresh sandbox per run):
   and a fresh size-capped tmpfs at ``/work``, ``/tmp`` and ``/dev/shm``;
 * a cleared environment with a minimal one passed in (no secrets such as ``HF_TOKEN``).
 
-Limits and accounting (cgroup v1, one fresh group per run in the ``memory``, ``pids`` and
-``cpuacct`` hierarchies): the memory cap counts the real memory of the whole tree, tmpfs files
-included, and works for every runtime (an address-space cap breaks Go and Java); ``pids.max``
-stops fork bombs and thread bombs; CPU time is the tree's ``cpuacct.usage``, polled against the
-CPU limit; peak memory is ``memory.max_usage_in_bytes``. Per-process rlimits add a file-size cap
-(output limit), no core dumps and a descriptor cap. A wall-clock limit kills the whole group.
-When the run ends, every process left in its cgroup is killed and the group removed: nothing
-outlives a run.
+Limits and accounting (cgroup v1, one fresh group per run, or per session, in the ``memory``,
+``pids`` and ``cpuacct`` hierarchies): the memory cap counts the real memory of the whole tree,
+tmpfs files included, and works for every runtime (an address-space cap breaks Go and Java);
+``pids.max`` stops fork bombs and thread bombs; CPU time is the tree's ``cpuacct.usage``, polled
+against the CPU limit; peak memory is ``memory.max_usage_in_bytes``. Per-process rlimits add a
+file-size cap (output limit), no core dumps and a descriptor cap. A wall-clock limit kills the
+whole group. When the run ends, every process left in its cgroup is killed and the group removed
+(in a session: every process of the run is killed and reaped by the sandbox's init before the
+run's result comes back): nothing outlives a run.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
+import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -160,8 +166,8 @@ class _CGroup:
     def peak_memory(self) -> int:
         return int(self._read("memory", "memory.max_usage_in_bytes"))
 
-    def oom_killed(self) -> bool:
-        """Whether the kernel's OOM killer killed a process of the group (its limit was hit).
+    def oom_kills(self) -> int:
+        """How many processes of the group the kernel's OOM killer killed (its limit was hit).
 
         Only the ``oom_kill`` counter says so: ``failcnt`` also counts page-cache reclaim at the
         limit, which a passing program may cause.
@@ -169,8 +175,15 @@ class _CGroup:
         for line in self._read("memory", "memory.oom_control").splitlines():
             key, _, value = line.partition(" ")
             if key == "oom_kill":
-                return int(value) > 0
-        return False
+                return int(value)
+        return 0
+
+    def oom_killed(self) -> bool:
+        return self.oom_kills() > 0
+
+    def reset_peak(self) -> None:
+        """Restart the peak-memory record from the group's current usage."""
+        self._write("memory", "memory.max_usage_in_bytes", 0)
 
     def kill_all(self) -> None:
         """SIGKILL every process left in the group until it is empty."""
@@ -204,8 +217,10 @@ def bubblewrap_argv(
     env: Mapping[str, str],
     binds: Sequence[tuple[Path, str, bool]] = (),
     seccomp_fd: int | None = None,
+    as_pid_1: bool = False,
 ) -> list[str]:
-    """The bubblewrap command line that confines one run."""
+    """The bubblewrap command line that confines one run (``as_pid_1``: the command is the
+    namespace's init, with no bubblewrap reaper above it)."""
     tmpfs_bytes = str(limits.tmpfs_mb * 1024 * 1024)
     argv = [
         bwrap,
@@ -247,6 +262,8 @@ def bubblewrap_argv(
     ]  # fmt: skip
     for key, value in env.items():
         argv += ["--setenv", key, value]
+    if as_pid_1:
+        argv.append("--as-pid-1")
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     return [*argv, "--"]
@@ -279,6 +296,41 @@ def _drop_privileges() -> list[str]:
 
 def _unsandboxed_env(env: Mapping[str, str]) -> dict[str, str]:
     return {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", **env}
+
+
+def _seccomp_fd() -> int:
+    """A pipe's read end holding the seccomp program, for bubblewrap's ``--seccomp FD``."""
+    read, write = os.pipe()
+    os.write(write, seccomp.filter_program())
+    os.close(write)
+    return read
+
+
+def _enter(full: Sequence[str], group: _CGroup | None, limits: Limits,
+           data_cap: int | None = None) -> list[str]:  # fmt: skip
+    """argv that enters ``group``, drops privileges, sets per-process limits, then execs ``full``.
+
+    A small shell enters the cgroups and execs the rest: no Python code runs between fork and
+    exec (preexec_fn is unsafe with threads).
+    """
+    prelude = ""
+    if group is not None:
+        prelude = "".join(f'echo $$ > "{p}" && ' for p in group.procs_files)
+    rlimits = [
+        # Files a run can write live on its capped tmpfs mounts or, for builds, in /app on the
+        # host disk: no file may outgrow the tmpfs size (stdout/stderr are pipes, capped apart).
+        f"--fsize={limits.tmpfs_mb * 1024 * 1024}",
+        "--core=0",
+        "--nofile=256",
+        f"--cpu={int(limits.cpu_time_s) + 1}",
+    ]
+    if data_cap is not None:
+        rlimits.append(f"--data={data_cap}")
+    return [
+        "/bin/sh", "-c", prelude + 'exec "$@"', "sandbox-enter",
+        *_drop_privileges(),
+        "/usr/bin/prlimit", *rlimits, "--", *full,
+    ]  # fmt: skip
 
 
 def run_command(
@@ -316,10 +368,7 @@ def run_command(
     group = _CGroup(limits, memory_bytes) if use_cgroups else None
     if bwrap is not None:  # isolated (checked above)
         if seccomp.supported():
-            seccomp_r, seccomp_w = os.pipe()
-            os.write(seccomp_w, seccomp.filter_program())
-            os.close(seccomp_w)
-            pass_fds = (seccomp_r,)
+            pass_fds = (_seccomp_fd(),)
         argv_box = bubblewrap_argv(
             bwrap, app_dir, app_writable, limits, env, binds, pass_fds[0] if pass_fds else None
         )
@@ -336,26 +385,8 @@ def run_command(
             popen_env = {k: (str(src) if v == dest else v) for k, v in popen_env.items()}
             full = [a.replace(dest + "/", f"{src}/") for a in full]
 
-    # A small shell enters the cgroups and sets per-process limits, then execs the command:
-    # no Python code runs between fork and exec (preexec_fn is unsafe with threads).
-    prelude = ""
-    if group is not None:
-        prelude = "".join(f'echo $$ > "{p}" && ' for p in group.procs_files)
-    rlimits = [
-        # Files a run can write live on its capped tmpfs mounts or, for builds, in /app on the
-        # host disk: no file may outgrow the tmpfs size (stdout/stderr are pipes, capped apart).
-        f"--fsize={limits.tmpfs_mb * 1024 * 1024}",
-        "--core=0",
-        "--nofile=256",
-        f"--cpu={int(limits.cpu_time_s) + 1}",
-    ]
-    if group is None and not isolate:
-        rlimits.append(f"--data={memory_bytes}")
-    wrapper = [
-        "/bin/sh", "-c", prelude + 'exec "$@"', "sandbox-enter",
-        *_drop_privileges(),
-        "/usr/bin/prlimit", *rlimits, "--", *full,
-    ]  # fmt: skip
+    wrapper = _enter(full, group, limits, data_cap=memory_bytes if group is None and not isolate
+                     else None)  # fmt: skip
 
     # stdout/stderr are pipes that we drain into the files, capped: the program never holds a
     # descriptor of a host file it could grow (fallocate ignores RLIMIT_FSIZE).
@@ -496,3 +527,305 @@ def _supervise(
 def _kill_session(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+# -- one sandbox for all the runs of a candidate -------------------------------------------------
+ZYGOTE_SOURCE = Path(__file__).with_name("zygote.c")
+ZYGOTE_PATH = "/.sandbox/zygote"  # where the resident runner is mounted inside the sandbox
+_zygote_lock = threading.Lock()
+_zygote: dict[str, Path | None] = {}
+
+
+def zygote_binary() -> Path | None:
+    """The resident runner (``sandbox/zygote.c``) compiled once per process, or ``None`` (with a
+    warning) where it cannot be built or the sandbox user could not reach it: callers then fall
+    back to one fresh sandbox per run."""
+    with _zygote_lock:
+        if "path" in _zygote:
+            return _zygote["path"]
+        _zygote["path"] = None
+        compiler = shutil.which("cc") or shutil.which("gcc")
+        if compiler is None:
+            logger.warning("no C compiler (cc/gcc): one fresh sandbox per test run (slower)")
+            return None
+        root = Path(tempfile.mkdtemp(prefix="coreb-zygote-"))
+        atexit.register(shutil.rmtree, root, True)
+        binary = root / "zygote"
+        build = subprocess.run(
+            [compiler, "-O2", "-o", str(binary), str(ZYGOTE_SOURCE)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if build.returncode != 0:
+            logger.warning("building %s failed (%s): one fresh sandbox per test run",
+                           ZYGOTE_SOURCE, build.stderr.strip()[-500:])  # fmt: skip
+            return None
+        root.chmod(0o711)
+        binary.chmod(0o755)
+        closed = [p for p in root.resolve().parents if not p.stat().st_mode & 0o001]
+        if os.geteuid() == 0 and closed:
+            logger.warning("%s is not traversable by the sandbox user: one fresh sandbox per "
+                           "test run", closed[0])  # fmt: skip
+            return None
+        _zygote["path"] = binary
+        return binary
+
+
+class SessionError(RuntimeError):
+    """The resident sandbox could not be started."""
+
+
+class SandboxSession:
+    """One sandbox (bubblewrap namespaces, mounts, cgroups) for many runs of one command.
+
+    The executor runs every test of a candidate in one session: the sandbox and its cgroups are
+    set up once, and each run is a fresh process started by the sandbox's init, the resident
+    runner ``sandbox/zygote.c``. Before each run's result is returned every process of it has
+    been killed and reaped and ``/work``, ``/tmp`` and ``/dev/shm`` emptied, so a run sees what a
+    fresh sandbox would show it. The isolation is :func:`run_command`'s (the same bubblewrap
+    command line, seccomp filter, unprivileged user and rlimits); the accounting is per run from
+    the session's cgroups: CPU time is the difference of ``cpuacct.usage``, peak memory the
+    group's peak since the run started (it includes the runner's own few hundred KiB, as a fresh
+    sandbox's includes bubblewrap's), an OOM kill the difference of the ``oom_kill`` counter. A
+    run that kills the runner's sandbox (it cannot: it is PID 1) or a runner that stops
+    answering ends the session; the next run starts a fresh one.
+
+    Use as a context manager; :meth:`close` kills whatever is left and removes the cgroups.
+    """
+
+    START_TIMEOUT_S = 30.0
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        zygote: Path,
+        app_dir: Path,
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        memory_overhead_mb: int = 0,
+        use_cgroups: bool = True,
+    ) -> None:
+        self.bwrap = bubblewrap_path()
+        if self.bwrap is None:
+            raise IsolationUnavailable("bubblewrap (bwrap) is not installed")
+        self.argv = list(argv)
+        self.zygote = zygote
+        self.app_dir = app_dir
+        self.limits = limits
+        self.env = dict(env or {})
+        self.memory_bytes = (limits.memory_mb + memory_overhead_mb) * 1024 * 1024
+        self.use_cgroups = use_cgroups
+        self.group: _CGroup | None = None
+        self.proc: subprocess.Popen | None = None
+        self.sock: socket.socket | None = None
+        self.starts = 0
+        self._start()
+
+    def __enter__(self) -> SandboxSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- life cycle ----------------------------------------------------------------------
+    def _start(self) -> None:
+        self.starts += 1
+        self.group = _CGroup(self.limits, self.memory_bytes) if self.use_cgroups else None
+        host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        fds = [child.fileno()]
+        try:
+            if seccomp.supported():
+                fds.append(_seccomp_fd())
+            box = bubblewrap_argv(
+                self.bwrap,
+                self.app_dir,
+                False,
+                self.limits,
+                self.env,
+                [(self.zygote, ZYGOTE_PATH, False)],
+                fds[1] if len(fds) > 1 else None,
+                as_pid_1=True,
+            )
+            full = [*box, ZYGOTE_PATH, str(child.fileno()), "--", *self.argv]
+            self.proc = subprocess.Popen(
+                _enter(full, self.group, self.limits),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=tuple(fds),
+            )
+        except BaseException:
+            host.close()
+            self._teardown()
+            raise
+        finally:
+            child.close()
+            for fd in fds[1:]:
+                os.close(fd)
+        self.sock = host
+        ready = select.select([host], [], [], self.START_TIMEOUT_S)[0]
+        hello = host.recv(64) if ready else b""
+        if hello != b"I":
+            detail = self._stderr_tail()
+            self.close()
+            raise SessionError(f"the sandbox did not start: {detail or 'no answer'}")
+
+    def _stderr_tail(self) -> str:
+        if self.proc is None or self.proc.stderr is None:
+            return ""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=1.0)
+        if self.proc.returncode is None:
+            return ""
+        return self.proc.stderr.read().decode(errors="replace").strip()[-2000:]
+
+    def _teardown(self) -> None:
+        if self.proc is not None:
+            _kill_session(self.proc.pid)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=5.0)
+            if self.proc.stderr is not None:
+                self.proc.stderr.close()
+            self.proc = None
+        if self.group is not None:
+            self.group.kill_all()
+            self.group.remove()
+            self.group = None
+
+    def close(self) -> None:
+        """End the session: the runner exits, everything left is killed, the cgroups go."""
+        if self.sock is not None:
+            self.sock.close()  # end of stream: the runner kills what is left and exits
+            self.sock = None
+            if self.proc is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(timeout=1.0)
+        self._teardown()
+
+    # -- one run -------------------------------------------------------------------------
+    def run(self, stdin_path: Path | None, stdout_path: Path, stderr_path: Path) -> RunOutcome:
+        """Run the command once, as :func:`run_command` would, in this session's sandbox."""
+        if self.sock is None:
+            self._start()
+        assert self.sock is not None
+        group, limits = self.group, self.limits
+        cpu0 = oom0 = 0
+        if group is not None:
+            group.reset_peak()
+            cpu0 = group.cpu_time_s()
+            oom0 = group.oom_kills()
+        stdin = os.open(stdin_path, os.O_RDONLY) if stdin_path is not None else (
+            os.open(os.devnull, os.O_RDONLY))  # fmt: skip
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        status: int | None = None
+        elapsed_ns = 0
+        try:
+            with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+                start = time.monotonic()
+                try:
+                    socket.send_fds(self.sock, [b"R"], [stdin, out_w, err_w])
+                finally:
+                    for fd in (stdin, out_w, err_w):
+                        os.close(fd)
+                reply, timed_out, output_exceeded = self._supervise(
+                    start, {out_r: out, err_r: err}, cpu0
+                )
+                wall = time.monotonic() - start
+        finally:
+            os.close(out_r)
+            os.close(err_r)
+        if reply is not None:
+            _, code, ns = reply.split()
+            status, elapsed_ns = int(code), int(ns)
+        cpu = group.cpu_time_s() - cpu0 if group is not None else None
+        peak = group.peak_memory() if group is not None else None
+        oom = group.oom_kills() > oom0 if group is not None else False
+        if status is None:  # the runner is gone or stuck: this session is over
+            self.close()
+            exit_code = 128 + signal.SIGKILL
+        elif os.WIFEXITED(status):
+            exit_code = os.WEXITSTATUS(status)
+        else:
+            exit_code = 128 + os.WTERMSIG(status)
+        if cpu is not None and cpu > limits.cpu_time_s:
+            timed_out = True
+        return RunOutcome(
+            exit_code=exit_code,
+            wall_time_s=elapsed_ns / 1e9 if elapsed_ns else wall,
+            cpu_time_s=cpu,
+            peak_memory_bytes=peak,
+            timed_out=timed_out,
+            memory_exceeded=oom,
+            output_exceeded=output_exceeded,
+        )
+
+    def _supervise(
+        self, start: float, streams: dict[int, BinaryIO], cpu0: float
+    ) -> tuple[bytes | None, bool, bool]:
+        """Drain the output pipes and enforce the limits until the runner reports the run's
+        end; returns ``(reply, timed_out, output_exceeded)``, ``reply`` ``None`` when the
+        runner did not answer (gone, or stuck past the grace period after a kill)."""
+        assert self.sock is not None
+        limits, group = self.limits, self.group
+        deadline = start + limits.wall_time_s
+        written = dict.fromkeys(streams, 0)
+        open_fds = set(streams)
+        sock_fd = self.sock.fileno()
+        poller = select.poll()
+        poller.register(sock_fd, select.POLLIN)
+        for fd in streams:
+            poller.register(fd, select.POLLIN)
+        reply: bytes | None = None
+        ended = timed_out = exceeded = False
+        killed_at: float | None = None
+
+        def kill() -> None:
+            nonlocal killed_at
+            if killed_at is None:
+                killed_at = time.monotonic()
+                with contextlib.suppress(OSError):
+                    self.sock.send(b"K")
+
+        while not ended or open_fds:
+            now = time.monotonic()
+            if not ended and not timed_out and now >= deadline:
+                timed_out = True
+                kill()
+            if not ended and killed_at is not None and now - killed_at > 2.0:
+                break  # the runner does not answer: the caller ends the session
+            if ended and now > max(deadline, start) + 1.0:
+                break  # a stream held open by nothing we can kill: give up on its tail
+            wait_s = CPU_POLL_S if ended or killed_at else max(0.0, min(deadline - now, CPU_POLL_S))
+            for fd, _ in poller.poll(1000 * wait_s):
+                if fd == sock_fd:
+                    poller.unregister(sock_fd)
+                    data = self.sock.recv(64)
+                    reply = data if data.startswith(b"X ") else None
+                    ended = True
+                    continue
+                chunk = os.read(fd, _CHUNK)
+                if not chunk:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+                    continue
+                room = limits.output_bytes - written[fd]
+                if room > 0:
+                    streams[fd].write(chunk[:room])
+                written[fd] += len(chunk)
+                if written[fd] > limits.output_bytes and not exceeded:
+                    exceeded = True
+                    kill()
+            if (
+                not ended
+                and not timed_out
+                and group is not None
+                and group.cpu_time_s() - cpu0 > limits.cpu_time_s
+            ):
+                timed_out = True
+                kill()
+        return reply, timed_out, exceeded

@@ -50,6 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="parallel candidates (default: 2 per core; 1 for wall-clock timing)",
     )
     parser.add_argument(
+        "--fresh-sandbox-per-run",
+        action="store_true",
+        help="start a new sandbox for every test run instead of one per candidate whose tests "
+        "each run as a fresh process (slower; the same isolation and verdicts)",
+    )
+    parser.add_argument(
         "--no-isolation",
         action="store_true",
         help="run WITHOUT the bubblewrap sandbox (only for trusted code; recorded in results)",
@@ -70,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         limits=limits,
         isolation="none" if args.no_isolation else "bubblewrap",
         repeats=args.repeats,
+        sandbox_scope="run" if args.fresh_sandbox_per_run else "candidate",
         workers=args.workers,
     )
     counts = execute_file(args.candidates, args.out, config)

@@ -28,8 +28,17 @@ def test_execute_writes_results_and_resumes(tmp_path, capsys):
     results = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert results["ok"]["verdicts"] == ["pass", "pass"]
     assert results["bad"]["verdicts"] == ["wrong_answer"]
+    assert {r["sandbox_scope"] for r in results.values()} == {"candidate"}
     assert main(["execute", str(src), "--out", str(out)]) == 0
     assert "0 executed, 2 already in" in capsys.readouterr().out
+
+
+def test_execute_fresh_sandbox_per_run(tmp_path):
+    src, out = tmp_path / "cands.jsonl", tmp_path / "results.jsonl"
+    src.write_text(json.dumps(CANDIDATES[0]) + "\n")
+    assert main(["execute", str(src), "--out", str(out), "--fresh-sandbox-per-run"]) == 0
+    [result] = map(json.loads, out.read_text().splitlines())
+    assert (result["sandbox_scope"], result["verdicts"]) == ("run", ["pass", "pass"])
 
 
 def test_execute_bad_input_is_a_clear_error(tmp_path, capsys):
