@@ -97,6 +97,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from tqdm.auto import tqdm
+
 logger = logging.getLogger(__name__)
 
 _INSTALL = "pip install 'coreb-toolkit[quality]'"
@@ -249,6 +251,25 @@ def _in_function(spans: list[tuple[int, int, bool]], line: int) -> bool:
     return bool(inside) and max(inside)[2]
 
 
+CHUNK_FILES = 5000
+"""Submissions per analyser process: each chunk's scratch folder stays small."""
+SHM = Path("/dev/shm")
+
+
+def _scratch_root(n_chars: int, n_files: int) -> str | None:
+    """Where a chunk's files go: ``/dev/shm`` (memory) when it is writable with room to spare
+    (writing and removing hundreds of thousands of small files on a slow disk took longer
+    than analysing them: measured 149-538 s wall for 151 s of CPU at 200k submissions), else
+    the default temporary folder (``None``)."""
+    try:
+        room = shutil.disk_usage(SHM).free
+    except OSError:
+        return None
+    # UTF-8 takes at most 4 bytes a character, a file at least a 4 KiB page; 64 MiB to spare
+    needed = 4 * n_chars + 4096 * n_files + 64 * 2**20
+    return str(SHM) if os.access(SHM, os.W_OK) and room > needed else None
+
+
 class _BatchAnalyser:
     """Runs one analyser process over a temporary folder holding the whole batch."""
 
@@ -266,9 +287,21 @@ class _BatchAnalyser:
         raise NotImplementedError
 
     def analyse(self, codes: Mapping[str, str]) -> dict[str, SmellReport | AnalysisError]:
-        """Analyse ``{submission_id: source}`` in one process call; results in input order."""
+        """Analyse ``{submission_id: source}``, one process call per :data:`CHUNK_FILES`
+        submissions; results in input order."""
         codes = _check_codes(codes)
-        with tempfile.TemporaryDirectory(prefix="coreb-smells-") as tmp:
+        items = list(codes.items())
+        starts = range(0, len(items), CHUNK_FILES)
+        results: dict[str, SmellReport | AnalysisError] = {}
+        for start in tqdm(starts, desc=f"{self.name} smells", unit="chunk",
+                          disable=None if len(starts) > 1 else True):  # fmt: skip
+            results.update(self._analyse_chunk(dict(items[start : start + CHUNK_FILES])))
+        return {sid: results[sid] for sid in codes}
+
+    def _analyse_chunk(self, codes: dict[str, str]) -> dict[str, SmellReport | AnalysisError]:
+        """One analyser process over ``codes``, written to a scratch folder of their own."""
+        scratch = _scratch_root(sum(map(len, codes.values())), len(codes))
+        with tempfile.TemporaryDirectory(prefix="coreb-smells-", dir=scratch) as tmp:
             root = Path(tmp)
             batch = root / "batch"
             batch.mkdir()
@@ -280,7 +313,7 @@ class _BatchAnalyser:
                 found[item["file"]].append(item)
         for name, sid in names.items():
             results[sid] = self._report(sid, codes[sid], found[name])
-        return {sid: results[sid] for sid in codes}
+        return results
 
 
 # --------------------------------------------------------------------------------------------

@@ -709,6 +709,8 @@ class SandboxSession:
     # -- one run -------------------------------------------------------------------------
     def run(self, stdin_path: Path | None, stdout_path: Path, stderr_path: Path) -> RunOutcome:
         """Run the command once, as :func:`run_command` would, in this session's sandbox."""
+        if self.sock is not None and self.proc is not None and self.proc.poll() is not None:
+            self.close()  # the sandbox ended after the last run (its runner was OOM-killed)
         if self.sock is None:
             self._start()
         assert self.sock is not None

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from quality import smells
 from quality.smells import (
     ANALYSERS,
     DEFAULT_RUFF_RULES,
@@ -217,6 +218,24 @@ def test_text_that_is_not_unicode_fails_only_that_id(ruff):
 def test_batch_equals_one_by_one(ruff, ruff_reports):
     for key, code in SNIPPETS.items():
         assert ruff.analyse({key: code}) == {key: ruff_reports[key]}
+
+
+def test_chunks_give_the_batch_result_in_input_order(ruff, ruff_reports, monkeypatch):
+    codes = {f"{key}-{i}": code for i in range(3) for key, code in SNIPPETS.items()}
+    whole = ruff.analyse(codes)
+    monkeypatch.setattr(smells, "CHUNK_FILES", 4)  # several chunks, the last one short
+    chunked = ruff.analyse(codes)
+    assert chunked == whole and list(chunked) == list(codes)
+    assert chunked[f"{next(iter(SNIPPETS))}-2"] == ruff_reports[next(iter(SNIPPETS))]
+
+
+def test_scratch_files_go_to_memory_only_with_room(tmp_path, monkeypatch):
+    monkeypatch.setattr(smells, "SHM", tmp_path)
+    assert smells._scratch_root(10_000, 10) == str(tmp_path)
+    free = smells.shutil.disk_usage(tmp_path).free
+    assert smells._scratch_root(free // 4, 10) is None  # would not fit: the default temp dir
+    monkeypatch.setattr(smells, "SHM", tmp_path / "absent")
+    assert smells._scratch_root(10, 1) is None
 
 
 def test_results_are_reproducible_and_keep_input_order(ruff):

@@ -7,9 +7,12 @@ test cannot end the session from inside, and that verdicts match one fresh sandb
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import tempfile
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -186,3 +189,23 @@ def test_both_scopes_give_the_same_verdicts(scope):
 def test_a_bad_scope_is_refused():
     with pytest.raises(ValueError, match="sandbox_scope must be 'candidate' or 'run'"):
         ExecutionConfig(sandbox_scope="test")
+
+
+def test_a_session_whose_sandbox_died_starts_afresh(box):
+    code = """
+        import sys, time
+        if sys.stdin.read() == "slow":
+            time.sleep(3)
+        print("ok")
+    """
+    with box.session(code) as session:
+        os.killpg(session.proc.pid, signal.SIGKILL)  # the whole sandbox dies between runs
+        session.proc.wait()
+        outcome, out, err = box.run(session, "")
+        assert (outcome.exit_code, out, session.starts) == (0, "ok\n", 2), err
+        # ... and during a run: that run is lost (killed), the next one gets a new sandbox
+        threading.Timer(0.5, os.killpg, (session.proc.pid, signal.SIGKILL)).start()
+        outcome, _, _ = box.run(session, "slow")
+        assert outcome.exit_code == 128 + signal.SIGKILL and outcome.wall_time_s < 2.5
+        outcome, out, err = box.run(session, "")
+        assert (outcome.exit_code, out, session.starts) == (0, "ok\n", 3), err
