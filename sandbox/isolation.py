@@ -45,7 +45,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -413,11 +413,24 @@ def run_command(
                 for fd in child_fds:  # the child has its copies
                     os.close(fd)
                 child_fds = []
+
+            def stop() -> None:
+                _kill_session(proc.pid)
+                if group is not None:
+                    group.kill_all()
+
+            def on_exit() -> None:
+                proc.wait()
+                stop()  # anything left in the tree dies with the main process
+
+            # a pidfd wakes us as soon as the process exits
+            pidfd = os.pidfd_open(proc.pid)
             try:
-                timed_out, output_exceeded = _supervise(
-                    proc, group, limits, start, {out_r: out, err_r: err}
+                _, timed_out, output_exceeded = _supervise(
+                    pidfd, on_exit, stop, group, limits, start, {out_r: out, err_r: err}
                 )
             finally:
+                os.close(pidfd)
                 _kill_session(proc.pid)
             wall = time.monotonic() - start
         if group is not None:
@@ -451,77 +464,78 @@ def run_command(
 
 
 def _supervise(
-    proc: subprocess.Popen,
+    exit_fd: int,
+    on_exit: Callable[[], None],
+    stop: Callable[[], None],
     group: _CGroup | None,
     limits: Limits,
     start: float,
     streams: dict[int, BinaryIO],
-) -> tuple[bool, bool]:
-    """Drain the output pipes into their files and enforce the limits until ``proc`` ends.
+    cpu0: float = 0.0,
+    stop_grace_s: float | None = None,
+) -> tuple[bool, bool, bool]:
+    """Drain the output pipes into their files and enforce the limits until the run ends.
 
-    Returns ``(timed_out, output_exceeded)``. The tree is killed the moment a stream passes
-    ``limits.output_bytes``, the wall clock passes its limit, or the tree's CPU time (checked
-    every ``CPU_POLL_S``) passes its limit. A pidfd wakes us as soon as the process exits.
+    The run's end is ``exit_fd`` turning readable (a pidfd, or the sandbox runner's answer),
+    handled by ``on_exit``. ``stop`` kills the run: the moment a stream passes
+    ``limits.output_bytes``, the wall clock passes its limit, or the tree's CPU time since
+    ``cpu0`` (checked every ``CPU_POLL_S``) passes its limit. Returns ``(ended, timed_out,
+    output_exceeded)``; ``ended`` is False only when the end did not come within
+    ``stop_grace_s`` of a stop.
     """
     deadline = start + limits.wall_time_s
     written = dict.fromkeys(streams, 0)
     open_fds = set(streams)
-    pidfd = os.pidfd_open(proc.pid)
     poller = select.poll()
-    poller.register(pidfd, select.POLLIN)
+    poller.register(exit_fd, select.POLLIN)
     for fd in streams:
         poller.register(fd, select.POLLIN)
+    ended = timed_out = exceeded = False
+    stopped_at: float | None = None
 
-    def drain(fd: int) -> bool:
-        """Copy what is readable; False at end of stream. Past the cap, stop copying."""
-        chunk = os.read(fd, _CHUNK)
-        if not chunk:
-            poller.unregister(fd)
-            open_fds.discard(fd)
-            return False
-        room = limits.output_bytes - written[fd]
-        if room > 0:
-            streams[fd].write(chunk[:room])
-        written[fd] += len(chunk)
-        return True
+    def kill() -> None:
+        nonlocal stopped_at
+        stopped_at = stopped_at or time.monotonic()
+        stop()
 
-    def stop() -> None:
-        _kill_session(proc.pid)
-        if group is not None:
-            group.kill_all()
-
-    timed_out = exceeded = exited = False
-    try:
-        while not exited or open_fds:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 and not timed_out and not exited:
-                timed_out = True
-                stop()
-            wait_s = max(0.0, min(remaining, CPU_POLL_S)) if not exited else CPU_POLL_S
-            for fd, _ in poller.poll(1000 * wait_s):
-                if fd == pidfd:
-                    poller.unregister(pidfd)
-                    proc.wait()
-                    exited = True
-                    stop()  # anything left in the tree dies with the main process
-                else:
-                    drain(fd)
-                    if written[fd] > limits.output_bytes and not exceeded:
-                        exceeded = True
-                        stop()
-            if (
-                not exited
-                and not timed_out
-                and group is not None
-                and group.cpu_time_s() > limits.cpu_time_s
-            ):
-                timed_out = True
-                stop()
-            if exited and time.monotonic() > deadline + 1.0:
-                break  # a stream held open by nothing we can kill: give up on its tail
-    finally:
-        os.close(pidfd)
-    return timed_out, exceeded
+    while not ended or open_fds:
+        now = time.monotonic()
+        if not ended and not timed_out and now >= deadline:
+            timed_out = True
+            kill()
+        if not ended and stopped_at is not None and stop_grace_s is not None and (
+                now - stopped_at > stop_grace_s):  # fmt: skip
+            break
+        if ended and now > deadline + 1.0:
+            break  # a stream held open by nothing we can kill: give up on its tail
+        wait_s = CPU_POLL_S if ended or timed_out else max(0.0, min(deadline - now, CPU_POLL_S))
+        for fd, _ in poller.poll(1000 * wait_s):
+            if fd == exit_fd:
+                poller.unregister(exit_fd)
+                ended = True
+                on_exit()
+                continue
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:  # end of stream
+                poller.unregister(fd)
+                open_fds.discard(fd)
+                continue
+            room = limits.output_bytes - written[fd]
+            if room > 0:  # past the cap, stop copying
+                streams[fd].write(chunk[:room])
+            written[fd] += len(chunk)
+            if written[fd] > limits.output_bytes and not exceeded:
+                exceeded = True
+                kill()
+        if (
+            not ended
+            and not timed_out
+            and group is not None
+            and group.cpu_time_s() - cpu0 > limits.cpu_time_s
+        ):
+            timed_out = True
+            kill()
+    return ended, timed_out, exceeded
 
 
 def _kill_session(pid: int) -> None:
@@ -734,9 +748,23 @@ class SandboxSession:
                 finally:
                     for fd in (stdin, out_w, err_w):
                         os.close(fd)
-                reply, timed_out, output_exceeded = self._supervise(
-                    start, {out_r: out, err_r: err}, cpu0
-                )
+                replies: list[bytes] = []
+                sent_kill = []
+
+                def stop() -> None:  # the runner kills the run and answers as usual
+                    if not sent_kill:
+                        sent_kill.append(True)
+                        with contextlib.suppress(OSError):
+                            self.sock.send(b"K")
+
+                def on_exit() -> None:  # the answer, or end of stream if the runner is gone
+                    replies.append(self.sock.recv(64))
+
+                _, timed_out, output_exceeded = _supervise(
+                    self.sock.fileno(), on_exit, stop, group, limits, start,
+                    {out_r: out, err_r: err}, cpu0, stop_grace_s=2.0,
+                )  # fmt: skip
+                reply = replies[0] if replies and replies[0].startswith(b"X ") else None
                 wall = time.monotonic() - start
         finally:
             os.close(out_r)
@@ -765,69 +793,3 @@ class SandboxSession:
             memory_exceeded=oom,
             output_exceeded=output_exceeded,
         )
-
-    def _supervise(
-        self, start: float, streams: dict[int, BinaryIO], cpu0: float
-    ) -> tuple[bytes | None, bool, bool]:
-        """Drain the output pipes and enforce the limits until the runner reports the run's
-        end; returns ``(reply, timed_out, output_exceeded)``, ``reply`` ``None`` when the
-        runner did not answer (gone, or stuck past the grace period after a kill)."""
-        assert self.sock is not None
-        limits, group = self.limits, self.group
-        deadline = start + limits.wall_time_s
-        written = dict.fromkeys(streams, 0)
-        open_fds = set(streams)
-        sock_fd = self.sock.fileno()
-        poller = select.poll()
-        poller.register(sock_fd, select.POLLIN)
-        for fd in streams:
-            poller.register(fd, select.POLLIN)
-        reply: bytes | None = None
-        ended = timed_out = exceeded = False
-        killed_at: float | None = None
-
-        def kill() -> None:
-            nonlocal killed_at
-            if killed_at is None:
-                killed_at = time.monotonic()
-                with contextlib.suppress(OSError):
-                    self.sock.send(b"K")
-
-        while not ended or open_fds:
-            now = time.monotonic()
-            if not ended and not timed_out and now >= deadline:
-                timed_out = True
-                kill()
-            if not ended and killed_at is not None and now - killed_at > 2.0:
-                break  # the runner does not answer: the caller ends the session
-            if ended and now > max(deadline, start) + 1.0:
-                break  # a stream held open by nothing we can kill: give up on its tail
-            wait_s = CPU_POLL_S if ended or killed_at else max(0.0, min(deadline - now, CPU_POLL_S))
-            for fd, _ in poller.poll(1000 * wait_s):
-                if fd == sock_fd:
-                    poller.unregister(sock_fd)
-                    data = self.sock.recv(64)
-                    reply = data if data.startswith(b"X ") else None
-                    ended = True
-                    continue
-                chunk = os.read(fd, _CHUNK)
-                if not chunk:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
-                    continue
-                room = limits.output_bytes - written[fd]
-                if room > 0:
-                    streams[fd].write(chunk[:room])
-                written[fd] += len(chunk)
-                if written[fd] > limits.output_bytes and not exceeded:
-                    exceeded = True
-                    kill()
-            if (
-                not ended
-                and not timed_out
-                and group is not None
-                and group.cpu_time_s() - cpu0 > limits.cpu_time_s
-            ):
-                timed_out = True
-                kill()
-        return reply, timed_out, exceeded

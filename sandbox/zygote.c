@@ -60,8 +60,20 @@ static void empty_dir(int fd) {
     closedir(dir);
 }
 
+#define N_WRITABLE (sizeof WRITABLE / sizeof *WRITABLE)
+static mode_t writable_modes[N_WRITABLE];
+
+static void remember_writable_modes(void) {
+    for (size_t i = 0; i < N_WRITABLE; i++) {
+        struct stat st;
+        writable_modes[i] = stat(WRITABLE[i], &st) == 0 ? (st.st_mode & 07777) : 0755;
+    }
+}
+
+/* Empty the writable places, first giving them back the modes a test may have changed. */
 static void empty_writable(void) {
-    for (size_t i = 0; i < sizeof WRITABLE / sizeof *WRITABLE; i++) {
+    for (size_t i = 0; i < N_WRITABLE; i++) {
+        chmod(WRITABLE[i], writable_modes[i]);
         int fd = open(WRITABLE[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0) empty_dir(fd);
     }
@@ -183,6 +195,7 @@ int main(int argc, char **argv) {
     int sock = atoi(argv[1]);
     char **program = argv + 3;
     prctl(PR_SET_DUMPABLE, 0);
+    remember_writable_modes();
     if (send(sock, "I", 1, MSG_NOSIGNAL) < 0) return 1;  /* ready */
     /* PID 1 ignores signals without a handler; SIGCHLD is only a wake-up for poll */
     for (;;) {

