@@ -139,14 +139,28 @@ class ScoreCache:
 class BaseReranker(ABC):
     """Validation, caching and :meth:`rank` on top of a backend's :meth:`_score_batch`.
 
-    Subclasses set ``name`` and ``max_length`` and implement :meth:`_score_batch` (uncached
-    scores of validated pairs) and :meth:`fingerprint` (what identifies the model's scores).
+    Subclasses set ``name``, ``max_length`` and ``max_tokens_per_batch`` (for :meth:`batches`)
+    and implement :meth:`_score_batch` (uncached scores of validated pairs) and
+    :meth:`fingerprint` (what identifies the model's scores).
     """
 
     name: str
     max_length: int | None = None
+    max_tokens_per_batch: int = 16384
     cache_dir: str | Path | None = None
     _cache: ScoreCache | None = None
+
+    def batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Indices grouped by decreasing length, each group within the padded-token budget."""
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+        out: list[list[int]] = []
+        for i in order:
+            # sorted longest first: the group's padded width is its first member's length
+            if out and lengths[out[-1][0]] * (len(out[-1]) + 1) <= self.max_tokens_per_batch:
+                out[-1].append(i)
+            else:
+                out.append([i])
+        return out
 
     @abstractmethod
     def _score_batch(self, pairs: list[tuple[str, str]], instruction: str | None) -> list[float]:

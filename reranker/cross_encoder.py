@@ -124,18 +124,6 @@ class CrossEncoderReranker(BaseReranker):
                     f"max_length={self.max_length}; shorten it or raise max_length"
                 )
 
-    def batches(self, lengths: list[int]) -> list[list[int]]:
-        """Indices grouped by decreasing length, each group within the padded-token budget."""
-        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-        out: list[list[int]] = []
-        for i in order:
-            # sorted longest first: the group's padded width is its first member's length
-            if out and lengths[out[-1][0]] * (len(out[-1]) + 1) <= self.max_tokens_per_batch:
-                out[-1].append(i)
-            else:
-                out.append([i])
-        return out
-
     def _score_batch(self, pairs: list[tuple[str, str]], instruction: str | None) -> list[float]:
         import torch
 

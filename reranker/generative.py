@@ -243,18 +243,6 @@ class GenerativeReranker(BaseReranker):
             out.append(self.prefix_ids + ids[:room] + self.suffix_ids)
         return out
 
-    def batches(self, lengths: Sequence[int]) -> list[list[int]]:
-        """Indices grouped by decreasing length, each group within the padded-token budget."""
-        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-        out: list[list[int]] = []
-        for i in order:
-            # sorted longest first: the group's padded width is its first member's length
-            if out and lengths[out[-1][0]] * (len(out[-1]) + 1) <= self.max_tokens_per_batch:
-                out[-1].append(i)
-            else:
-                out.append([i])
-        return out
-
     def collate(
         self, seqs: Sequence[list[int]], past_mask: torch.Tensor | None = None
     ) -> dict[str, torch.Tensor]:

@@ -382,21 +382,21 @@ class Executor:
             tests = [{"verdict": "compile_error"} for _ in range(n_tests)]
         else:
             cases = cand["tests"] if style != "unittest" else [{"input": "", "output": None}]
-            with contextlib.ExitStack() as stack:
-                session = None
-                if self.zygote is not None:
-                    session = stack.enter_context(
-                        SandboxSession(
-                            run_argv,
-                            zygote=self.zygote,
-                            app_dir=app,
-                            limits=limits,
-                            env=lang.env,
-                            memory_overhead_mb=lang.memory_overhead_mb,
-                            use_cgroups=self.use_cgroups,
-                        )
-                    )
-                tests = self._run_tests(session, cases, run_argv, app, io_dir, lang, limits, style)
+            session = contextlib.nullcontext()
+            if self.zygote is not None:
+                session = SandboxSession(
+                    run_argv,
+                    zygote=self.zygote,
+                    app_dir=app,
+                    limits=limits,
+                    env=lang.env,
+                    memory_overhead_mb=lang.memory_overhead_mb,
+                    use_cgroups=self.use_cgroups,
+                )
+            with session as open_session:
+                tests = self._run_tests(
+                    open_session, cases, run_argv, app, io_dir, lang, limits, style
+                )
         if compile_info["ok"] and any(t["verdict"] == "compile_error" for t in tests):
             # Found at run time (Ruby parses before running): report it as the build's failure.
             first = next(t for t in tests if t["verdict"] == "compile_error")
