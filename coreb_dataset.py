@@ -30,7 +30,11 @@ import json
 import logging
 import os
 import re
+import secrets
 import shutil
+import socket
+import stat
+import sys
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -141,6 +145,11 @@ _T2C_VARIANTS = ("canonical_retro", "full_retro", "search")
 _C2T_VARIANTS = ("canonical_retro", "full_retro")
 _C2C_VARIANTS = ("cross_lang", "cross_model", "mono_lang")
 _CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# A subtask config is a folder beside these in the built folder: one of these names would
+# replace that config (or the card); compared casefolded, as a case-insensitive disk does.
+RESERVED_CONFIG_NAMES: frozenset[str] = frozenset(
+    name.casefold() for name in (*CORPUS_CONFIGS, *OFFICIAL_CONFIGS, "README.md")
+)
 
 
 @dataclass(frozen=True)
@@ -296,6 +305,7 @@ class Release:
     releases: dict[str, ReleaseData]
     options: QrelsOptions
     warnings: list[Problem] = field(default_factory=list)
+    inputs: tuple[str, ...] = ()  # real paths read (folders and files): no output may touch them
 
     @property
     def subtasks(self) -> dict[str, Subtask]:
@@ -306,6 +316,92 @@ class Release:
                 found.setdefault(subtask.name, subtask)
         order = {name: i for i, name in enumerate(SUBTASKS)}
         return dict(sorted(found.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+
+# What the written Parquet columns and TREC files can hold. pyarrow raises OverflowError on an
+# int64 column value outside this range, so every int is checked before it gets there.
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_INT64_RANGE = "an integer in [-2**63, 2**63 - 1]"
+# TREC run and qrels files split their lines on whitespace, and trec_eval reads C strings: an id
+# with whitespace, a control character or nothing at all cannot round-trip through them.
+_BAD_ID_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+_ID_FIELDS = frozenset({"code_id", "text_id", "query_id", "doc_id"})
+_ID_RULE = (
+    "must be a non-empty id without whitespace or control characters (TREC run and qrels "
+    "files split on whitespace)"
+)
+# A lone surrogate (an unpaired \ud800-\udfff escape in JSON) is a valid Python str but not
+# Unicode: it cannot be written as UTF-8, so pyarrow would fail on it while writing.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_DIGIT_LIMIT = "Exceeds the limit"  # Python's message for ints past sys.get_int_max_str_digits()
+
+
+def _show(value: Any) -> str:
+    """``repr(value)`` cut to 60 characters; never fails (a huge int has no decimal repr)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4000:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _unreadable(err: BaseException) -> str:
+    """Why json/ast could not read a value, in terms of what to fix."""
+    if isinstance(err, (RecursionError, MemoryError)):
+        return (
+            "nested too deeply (Python's parser stops at about "
+            f"{sys.getrecursionlimit()} levels): flatten the value"
+        )
+    if _DIGIT_LIMIT in str(err):
+        return (
+            f"a number with more than {sys.get_int_max_str_digits()} digits (Python's limit on "
+            "converting ints; no CoREB field holds such a number): write it as a string"
+        )
+    return str(err)
+
+
+# meta and extra are re-serialised when the folder is written, deeper in the call stack than
+# when they were read: a fixed bound far below the recursion limit keeps that from failing.
+_MAX_DEPTH = 100
+
+
+def _too_deep(value: Any, limit: int = _MAX_DEPTH) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _json_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be stored as the JSON of a meta/extra column, or None if it can."""
+    if _too_deep(value):
+        return f"nested too deeply (more than {_MAX_DEPTH} levels): flatten the value"
+    try:
+        text = _json(value)
+    except (ValueError, RecursionError, MemoryError) as err:
+        return _unreadable(err)
+    except TypeError as err:  # a Python-literal meta with non-string or mixed-type keys
+        return f"cannot be stored as JSON ({err}): use string keys"
+    bad = _SURROGATE.search(text)
+    return None if bad is None else _not_unicode(bad)
+
+
+def _not_unicode(bad: re.Match[str]) -> str:
+    return (
+        f"is not valid Unicode (the lone surrogate \\u{ord(bad.group()):04x} at character "
+        f"{bad.start()}, an unpaired \\uXXXX escape in the JSON?): fix the text"
+    )
 
 
 def _parse_meta(value: Any, where: str, problems: list[Problem]) -> dict[str, Any]:
@@ -323,11 +419,18 @@ def _parse_meta(value: Any, where: str, problems: list[Problem]) -> dict[str, An
             try:
                 # Python-literal dumps ({'source_problem_id': 'lcb_3487', 'passed': False})
                 parsed = ast.literal_eval(text)
-            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-                problems.append(
-                    Problem(where, f"meta is neither JSON nor a Python literal: {text[:80]!r}")
-                )
+            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError) as err:
+                if _DIGIT_LIMIT in str(err) or isinstance(err, (RecursionError, MemoryError)):
+                    problems.append(Problem(where, f"meta: {_unreadable(err)}"))
+                else:
+                    problems.append(
+                        Problem(where, f"meta is neither JSON nor a Python literal: {text[:80]!r}")
+                    )
                 return {}
+        except (ValueError, RecursionError, MemoryError) as err:
+            # valid JSON syntax that Python cannot hold: a too-long number, too deep a nesting
+            problems.append(Problem(where, f"meta: {_unreadable(err)}"))
+            return {}
         if isinstance(parsed, Mapping):
             return dict(parsed)
         problems.append(Problem(where, f"meta must be an object, got {type(parsed).__name__}"))
@@ -339,17 +442,18 @@ def _parse_meta(value: Any, where: str, problems: list[Problem]) -> dict[str, An
 
 
 def _check_type(value: Any, kind: str) -> Any:
-    """``value`` as ``kind``, or raise TypeError. Integral floats (Parquet nulls) become ints."""
+    """``value`` as ``kind``, or raise TypeError. Integral floats (Parquet nulls) become ints;
+    ints must fit the int64 column they are written to."""
     if kind == _STR:
         if isinstance(value, str):
             return value
     elif kind == _INT:
         if isinstance(value, bool):
             raise TypeError
-        if isinstance(value, int):
-            return value
         if isinstance(value, float) and value.is_integer():
-            return int(value)
+            value = int(value)
+        if isinstance(value, int) and _INT64_MIN <= value <= _INT64_MAX:
+            return value
     elif kind == _FLOAT:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
@@ -376,30 +480,140 @@ def _normalise(raw: Any, config: str, where: str, problems: list[Problem]) -> Re
         try:
             fields[name] = _check_type(value, kind)
         except TypeError:
+            expected = f"an int64 ({_INT64_RANGE})" if kind == _INT else f"a {kind}"
             problems.append(
                 Problem(
                     where,
-                    f"field {name!r} must be {kind}, got {type(value).__name__} {value!r:.60}",
+                    f"field {name!r} must be {expected}, got {type(value).__name__} {_show(value)}",
                 )
             )
             ok = False
+            continue
+        if kind == _STR:
+            bad = _SURROGATE.search(value)
+            if bad:
+                problems.append(Problem(where, f"field {name!r} {_not_unicode(bad)}"))
+                ok = False
+            elif name in _ID_FIELDS and (not value or _BAD_ID_CHAR.search(value)):
+                problems.append(Problem(where, f"field {name!r} {_ID_RULE}, got {_show(value)}"))
+                ok = False
+    n_problems = len(problems)
     meta = _parse_meta(raw.get(_META), where, problems)
     extra = {k: v for k, v in raw.items() if k not in spec and k != _META}
+    for subject, verb, value in (("meta", "is", meta), ("extra fields", "are", extra)):
+        why = _json_problem(value) if value else None
+        if why is not None:
+            text = f"{subject} {verb} {why[3:]}" if why.startswith("is ") else f"{subject}: {why}"
+            problems.append(Problem(where, text))
+    if config == "code_corpus":
+        _check_execution_meta(meta, where, problems)
+    ok = ok and len(problems) == n_problems
     return Record(fields, meta, extra, where) if ok else None
 
 
-def _split_files(root: Path, config: str) -> dict[str, Path]:
-    """``{split: file}`` for one official config folder (.jsonl, .parquet or Hub shards)."""
+def _check_execution_meta(meta: Mapping[str, Any], where: str, problems: list[Problem]) -> None:
+    """The meta keys that become typed columns of ``corpus_code`` must fit them."""
+    for key in ("test_passed", "test_total"):
+        value = meta.get(key)
+        out_of_range = isinstance(value, int) and not _INT64_MIN <= value <= _INT64_MAX
+        if out_of_range and not isinstance(value, bool):
+            problems.append(
+                Problem(where, f"meta.{key} must be an int64 ({_INT64_RANGE}), got {_show(value)}")
+            )
+    rate = meta.get("pass_rate")
+    if isinstance(rate, int) and not isinstance(rate, bool):
+        try:
+            float(rate)
+        except OverflowError:
+            problems.append(
+                Problem(where, f"meta.pass_rate is too large for a float64, got {_show(rate)}")
+            )
+
+
+_SHARD = re.compile(r"-(\d{5})-of-(\d{5})$")  # Hub shards: release_v2603-00000-of-00001.parquet
+
+
+def _split_files(
+    root: Path, config: str, problems: list[Problem], warnings: list[Problem]
+) -> dict[str, Path | tuple[Path, ...]]:
+    """``{split: file(s)}`` for one official config folder (.jsonl, .parquet or Hub shards).
+
+    A config or split path that exists but cannot be read (a symlink loop, a dangling link, a
+    folder where a file belongs, a missing shard) is a problem: skipping it would silently turn
+    shipped qrels into derived ones, or drop records.
+    """
     folder = root / config
-    if not folder.is_dir():
+    if not os.path.lexists(folder):
+        return {}
+    try:
+        mode = folder.stat().st_mode
+    except OSError as err:
+        problems.append(
+            Problem(
+                str(folder),
+                f"cannot read the config folder ({err.strerror}; a dangling symlink or a "
+                f"symlink loop?): point it at the folder of {config}'s split files, or remove it",
+            )
+        )
+        return {}
+    if not stat.S_ISDIR(mode):
+        problems.append(
+            Problem(
+                str(folder),
+                "an official config must be a folder of <split>.jsonl or .parquet files; "
+                "this is a file",
+            )
+        )
+        return {}
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as err:
+        problems.append(Problem(str(folder), f"cannot read the config folder: {err.strerror}"))
         return {}
     found: dict[str, list[Path]] = defaultdict(list)
-    for path in sorted(folder.iterdir()):
-        if path.suffix not in (".jsonl", ".parquet") or not path.is_file():
+    shards: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+    for path in entries:
+        if path.suffix not in (".jsonl", ".parquet"):
+            if not path.name.startswith("."):  # .gitattributes, .DS_Store: not data
+                warnings.append(Problem(str(path), "not a .jsonl or .parquet file; ignored"))
             continue
-        # Hub shards: release_v2603-00000-of-00001.parquet
-        split = re.sub(r"-\d{5}-of-\d{5}$", "", path.stem)
+        try:
+            mode = path.stat().st_mode
+        except OSError as err:
+            problems.append(
+                Problem(str(path), f"cannot read ({err.strerror}; a dangling symlink?)")
+            )
+            continue
+        if stat.S_ISDIR(mode):
+            problems.append(Problem(str(path), "a split must be a file, this is a folder"))
+            continue
+        if not stat.S_ISREG(mode):
+            problems.append(Problem(str(path), "a split must be a regular file"))
+            continue
+        shard = _SHARD.search(path.stem)
+        split = path.stem[: shard.start()] if shard else path.stem
+        if shard:
+            shards[split][int(shard.group(2))].add(int(shard.group(1)))
         found[split].append(path)
+    for split, by_total in shards.items():
+        if len(by_total) > 1:
+            problems.append(
+                Problem(
+                    str(folder),
+                    f"split {split!r} has shards of {len(by_total)} different counts "
+                    f"(-of-{', -of-'.join(f'{n:05d}' for n in sorted(by_total))}): keep one set",
+                )
+            )
+        for total, have in sorted(by_total.items()):
+            missing = sorted(set(range(total)) - have)
+            if missing:
+                problems.append(
+                    Problem(
+                        str(folder),
+                        f"split {split!r} has shards {', '.join(map(str, sorted(have)))} of "
+                        f"{total}; missing: {', '.join(map(str, missing))}",
+                    )
+                )
     return {split: paths[0] if len(paths) == 1 else tuple(paths) for split, paths in found.items()}
 
 
@@ -409,23 +623,55 @@ def _read_rows(
     """``(where, raw record)`` for each row; malformed lines become problems, never skipped."""
     for path in paths if isinstance(paths, tuple) else (paths,):
         if path.suffix == ".parquet":
-            try:
-                table = pq.read_table(path)
-            except (OSError, pa.ArrowException) as err:
-                problems.append(Problem(str(path), f"unreadable Parquet file: {err}"))
-                continue
-            for i, row in enumerate(table.to_pylist()):
-                yield f"{path}:row {i}", row
+            yield from _parquet_rows(path, problems)
             continue
-        with path.open("rb") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{lineno}"
-                try:
-                    yield where, json.loads(line)
-                except (json.JSONDecodeError, UnicodeDecodeError) as err:
-                    problems.append(Problem(where, f"malformed JSON: {err}"))
+        try:
+            with path.open("rb") as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if not line.strip():
+                        continue
+                    where = f"{path}:{lineno}"
+                    try:
+                        yield where, json.loads(line)
+                    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+                        problems.append(Problem(where, f"malformed JSON: {err}"))
+                    except (ValueError, RecursionError, MemoryError) as err:
+                        # valid JSON that Python cannot hold: a number past the int digit
+                        # limit, an array or object nested past the recursion limit
+                        problems.append(Problem(where, f"unreadable JSON: {_unreadable(err)}"))
+        except OSError as err:
+            problems.append(Problem(str(path), f"cannot read: {err.strerror or err}"))
+
+
+def _parquet_rows(path: Path, problems: list[Problem]) -> Iterator[tuple[str, Any]]:
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as err:
+        problems.append(Problem(str(path), f"unreadable Parquet file: {err}"))
+        return
+    try:
+        rows = table.to_pylist()
+    except (ValueError, OverflowError, pa.ArrowException):
+        rows = None  # some value has no Python form: find which, row by row, below
+    if rows is not None:
+        for i, row in enumerate(rows):
+            yield f"{path}:row {i}", row
+        return
+    for i in range(table.num_rows):
+        where = f"{path}:row {i}"
+        row: dict[str, Any] = {}
+        bad = False
+        for name in table.column_names:
+            try:
+                row[name] = table.column(name)[i].as_py()
+            except UnicodeDecodeError:
+                problems.append(Problem(where, f"column {name!r} is not valid UTF-8"))
+                bad = True
+            except (ValueError, OverflowError, pa.ArrowException) as err:
+                problems.append(Problem(where, f"column {name!r} cannot be read: {err}"))
+                bad = True
+        if not bad:
+            yield where, row
 
 
 def resolve_release_path(source: str | os.PathLike[str]) -> Path:
@@ -454,7 +700,7 @@ def read_release(source: str | os.PathLike[str], options: QrelsOptions | None = 
     root = resolve_release_path(source)
     problems: list[Problem] = []
     warnings: list[Problem] = []
-    files = {config: _split_files(root, config) for config in OFFICIAL_CONFIGS}
+    files = {config: _split_files(root, config, problems, warnings) for config in OFFICIAL_CONFIGS}
     for config in ("code_corpus", "text_corpus"):
         if not files[config]:
             problems.append(Problem(str(root / config), "missing: a release needs its corpora"))
@@ -472,17 +718,22 @@ def read_release(source: str | os.PathLike[str], options: QrelsOptions | None = 
             problems.append(Problem(split, "a split name must match \\w+(\\.\\w+)*"))
             continue
         records: dict[str, list[Record]] = {}
+        empty: set[str] = set()
         for config in OFFICIAL_CONFIGS:
             paths = files[config].get(split)
             rows = []
             if paths is not None:
+                n_read, n_problems = 0, len(problems)
                 for where, raw in _read_rows(paths, problems):
+                    n_read += 1
                     record = _normalise(raw, config, where, problems)
                     if record is not None:
                         rows.append(record)
+                if n_read == 0 and len(problems) == n_problems:  # not a file of bad lines
+                    empty.add(config)
             records[config] = rows
         releases[split] = ReleaseData(split, records)
-        _index(releases[split], files, problems, warnings)
+        _index(releases[split], files, problems, warnings, empty)
     _check_across(releases, problems)
     if not problems:
         for data in releases.values():
@@ -491,7 +742,30 @@ def read_release(source: str | os.PathLike[str], options: QrelsOptions | None = 
         raise ReleaseError(problems)
     for warning in warnings:
         logger.warning("%s", warning)
-    return Release(str(root), releases, options, warnings)
+    return Release(str(root), releases, options, warnings, inputs=_input_paths(root, files))
+
+
+def local_inputs(source: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The real paths a build of the local release ``source`` reads, found without reading it
+    (none for a Hub id): what :func:`check_destination` must keep out of an output."""
+    root = Path(source)
+    if not root.is_dir():
+        return ()
+    scratch: list[Problem] = []  # read_release reports these problems, with the rest
+    files = {c: _split_files(root, c, scratch, scratch) for c in OFFICIAL_CONFIGS}
+    return _input_paths(root, files)
+
+
+def _input_paths(root: Path, files: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
+    """The real paths a build reads: the release folder, each config folder, each split file
+    (any of them may be a symlink to somewhere else)."""
+    found = {root.resolve()}
+    for config, by_split in files.items():
+        if by_split:
+            found.add((root / config).resolve())
+        for paths in by_split.values():
+            found.update(p.resolve() for p in (paths if isinstance(paths, tuple) else (paths,)))
+    return tuple(sorted(str(p) for p in found))
 
 
 def _index(
@@ -499,6 +773,7 @@ def _index(
     files: dict[str, dict[str, Any]],
     problems: list[Problem],
     warnings: list[Problem],
+    empty: set[str] = frozenset(),  # configs whose files for this split held no row
 ) -> None:
     for rec in data.records["code_corpus"]:
         _unique(data.code, rec.fields["code_id"], rec, problems)
@@ -517,6 +792,16 @@ def _index(
                 continue
             if not _CONFIG_NAME.fullmatch(name):
                 problems.append(Problem(rec.where, f"subtask {name!r} is not a valid config name"))
+                continue
+            if name.casefold() in RESERVED_CONFIG_NAMES:
+                problems.append(
+                    Problem(
+                        rec.where,
+                        f"subtask {name!r} is a reserved config name (a corpus view, an official "
+                        "config or the card): its config would replace that one in the built "
+                        "folder; rename the subtask",
+                    )
+                )
                 continue
             if name in SUBTASKS and SUBTASKS[name].family != family:
                 problems.append(
@@ -545,6 +830,11 @@ def _index(
                 if not isinstance(anchor, str) or not anchor:
                     problems.append(
                         Problem(rec.where, "code-to-code query without meta.anchor_code_id")
+                    )
+                    continue
+                if _BAD_ID_CHAR.search(anchor):
+                    problems.append(
+                        Problem(rec.where, f"meta.anchor_code_id {_ID_RULE}, got {_show(anchor)}")
                     )
                     continue
                 if anchor not in data.code:
@@ -576,6 +866,20 @@ def _index(
         if data.name not in files[spec["qrels"]]:
             continue
         data.qrels_source[family] = "shipped"
+        family_queries = [q for q, (s, _) in data.queries.items() if s.family == family]
+        if spec["qrels"] in empty and family_queries:
+            # An empty file is more likely a truncated copy or a failed export than a release
+            # whose queries have no positive; building it would score every query 0.
+            paths = files[spec["qrels"]][data.name]
+            problems.append(
+                Problem(
+                    str(paths[0] if isinstance(paths, tuple) else paths),
+                    f"the qrels file holds no judgment, yet {len(family_queries)} queries "
+                    f"in {spec['queries']} ({data.name}) need them: ship the judgments, or "
+                    "remove the file to derive them from the execution outcomes",
+                )
+            )
+            continue
         seen: dict[tuple[str, str], str] = {}
         for rec in data.records[spec["qrels"]]:
             qid, doc, rel = (rec.fields[k] for k in ("query_id", "doc_id", "relevance"))
@@ -583,6 +887,25 @@ def _index(
             if entry is None or entry[0].family != family:
                 problems.append(Problem(rec.where, f"qrel for unknown {family} query {qid!r}"))
                 continue
+            if family == "c2c" and doc == entry[1].meta.get("anchor_code_id"):
+                # the anchor is dropped from the query's ranking before scoring (exclude_ids)
+                if rel == 2:
+                    problems.append(
+                        Problem(
+                            rec.where,
+                            f"the qrel judges the query's anchor {doc!r} as a positive, but the "
+                            "anchor is dropped from the ranking before scoring (exclude_ids), "
+                            "so the query could never reach it: remove this line",
+                        )
+                    )
+                    continue
+                warnings.append(
+                    Problem(
+                        rec.where,
+                        f"the qrel judges the query's anchor {doc!r}, which is dropped from the "
+                        "ranking before scoring: the judgment has no effect",
+                    )
+                )
             corpus = data.code if family in ("t2c", "c2c") else data.texts
             if doc not in corpus:
                 problems.append(
@@ -605,6 +928,11 @@ def _index(
                 continue
             seen[qid, doc] = rec.where
             data.qrels.setdefault(qid, {})[doc] = rel
+        for qid in family_queries:
+            if qid not in data.qrels:
+                warnings.append(
+                    Problem(data.queries[qid][1].where, f"query {qid!r} has no judged document")
+                )
 
 
 def _unique(index: dict[str, Record], key: str, rec: Record, problems: list[Problem]) -> None:
@@ -615,7 +943,31 @@ def _unique(index: dict[str, Record], key: str, rec: Record, problems: list[Prob
 
 
 def _check_across(releases: dict[str, ReleaseData], problems: list[Problem]) -> None:
-    """Releases are independent: an id may appear in only one of them."""
+    """Releases are independent: an id may appear in only one of them. A subtask name is one
+    config of the built folder: one main task, and one spelling (a case-insensitive disk would
+    give ``Foo`` and ``foo`` one folder)."""
+    first: dict[str, tuple[Subtask, Record]] = {}
+    for data in releases.values():
+        for subtask, rec in data.queries.values():
+            seen = first.setdefault(subtask.name.casefold(), (subtask, rec))
+            if seen[0].name != subtask.name:
+                problems.append(
+                    Problem(
+                        rec.where,
+                        f"subtask {subtask.name!r} differs only in case from subtask "
+                        f"{seen[0].name!r} (first at {seen[1].where}): their configs would "
+                        "share a folder on a case-insensitive disk; spell them alike",
+                    )
+                )
+            elif seen[0].family != subtask.family:
+                problems.append(
+                    Problem(
+                        rec.where,
+                        f"subtask {subtask.name!r} is also a {seen[0].family} subtask (first at "
+                        f"{seen[1].where}): a config holds the queries of one main task; "
+                        "rename one of them",
+                    )
+                )
     owner: dict[str, str] = {}
     for name, data in releases.items():
         for key in [*data.code, *data.texts, *data.queries]:
@@ -1241,6 +1593,165 @@ def configs_yaml(
     return yaml
 
 
+# --------------------------------------------------------------------------------------------
+# Destinations: checked before anything is written; what killed builds left is reclaimed
+# --------------------------------------------------------------------------------------------
+
+
+def _host_token() -> str:
+    # a PID means something only on its own host: a folder shared over NFS may hold scratch
+    # folders of builds running elsewhere, which must never be judged dead from here
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _scratch_prefix(out: Path, kind: str) -> str:
+    """``.<name>.<kind>-<host>-<pid>-``: names that say which process owns a scratch folder."""
+    return f".{out.name}.{kind}-{_host_token()}-{os.getpid()}-"
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (when unsure: yes, so nothing is removed)."""
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, owned by someone else
+        return True
+    return True
+
+
+def reclaim_leftovers(out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Remove the scratch folders that killed builds of ``out_dir`` left beside it.
+
+    A build writes into ``.<name>.tmp-<host>-<pid>-*`` and moves the folder it replaces to
+    ``.<name>.old-<host>-<pid>-*``. A SIGKILL (or a power cut) leaves them; only those whose
+    owner process is gone on this host are touched. Where the kill came between moving the old
+    folder aside and moving the new one in, the old folder is put back, so a killed rebuild
+    never loses the previous build. Returns the paths removed or restored.
+    """
+    out = Path(out_dir)
+    if not out.parent.is_dir():
+        return []
+    pattern = re.compile(
+        rf"\.{re.escape(out.name)}\.(tmp|old)-{_host_token()}-(\d+)-[a-z0-9_]+", re.ASCII
+    )
+    dead: dict[str, list[Path]] = {"tmp": [], "old": []}
+    try:
+        entries = list(os.scandir(out.parent))
+    except OSError:
+        return []
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match and not _pid_alive(int(match.group(2))):
+            dead[match.group(1)].append(Path(entry.path))
+    touched: list[Path] = []
+    if dead["old"] and not os.path.lexists(out):
+        newest = max(dead["old"], key=lambda p: p.lstat().st_mtime_ns)
+        try:
+            newest.rename(out)
+        except OSError as err:  # another process restored it first, or it is gone
+            logger.debug("could not restore %s: %s", newest, err)
+        else:
+            logger.warning("restored %s from %s, left by a killed build", out, newest)
+            dead["old"].remove(newest)
+            touched.append(newest)
+    for path in dead["tmp"] + dead["old"]:
+        logger.info("removing %s, left by a killed build", path)
+        shutil.rmtree(path, ignore_errors=True)
+        touched.append(path)
+    return touched
+
+
+def _foreign_files(out: Path, keep: Iterable[str]) -> list[str]:
+    """What ``out`` holds beyond a folder this module writes (README.md, <config>/*.parquet and
+    the ``keep`` files): ``--force`` must not delete a user's other data."""
+    allowed = {"README.md", *keep}
+    foreign = []
+    for entry in sorted(out.iterdir()):
+        name = entry.name
+        if name in allowed and entry.is_file() and not entry.is_symlink():
+            continue
+        if entry.is_dir() and not entry.is_symlink() and not name.startswith("."):
+            for inner in sorted(entry.iterdir()):
+                rel = f"{name}/{inner.name}"
+                plain = inner.is_file() and not inner.is_symlink()
+                if not (plain and (inner.suffix == ".parquet" or rel in allowed)):
+                    foreign.append(rel)
+            continue
+        foreign.append(name)
+    return foreign
+
+
+def check_destination(
+    out_dir: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    keep: Iterable[str] = (),
+    label: str = "the output folder",
+) -> Path:
+    """Raise unless a build may write ``out_dir``; first reclaim what killed builds left there.
+
+    Refused, whatever ``overwrite`` says: an output that is, contains or lies inside one of
+    ``inputs`` (symlinks resolved), one that exists but is not a folder, a folder holding
+    anything a build does not write (README.md, ``<config>/*.parquet``, the ``keep`` files), and
+    a place where a folder cannot be created (probed by creating one). An existing folder needs
+    ``overwrite``. Returns the folder to write: ``out_dir``, or where it points if a symlink.
+
+    Raises:
+        ValueError: the output would touch an input or user data, or cannot be written.
+        FileExistsError: it exists and ``overwrite`` is false.
+    """
+    out = Path(out_dir)
+    if out.name in ("", ".", ".."):  # "." or "a/..": name the folder, so it has a sibling
+        out = Path(os.path.abspath(out))
+    real = out.resolve()
+    for inp in inputs:
+        inp = Path(inp).resolve()
+        if real == inp or real in inp.parents or inp in real.parents:
+            raise ValueError(
+                f"{label} {out} is, contains or lies inside {inp}, an input of this build: "
+                "writing it would replace or change the release being read; choose a folder "
+                "outside the release"
+            )
+    if out.is_symlink():
+        out = real  # write where it points, so that the link keeps working
+    reclaim_leftovers(out)
+    if os.path.lexists(out):
+        if not overwrite:
+            raise FileExistsError(f"{out} exists; pass overwrite=True (--force) to replace it")
+        if not out.is_dir():
+            raise ValueError(
+                f"{label} {out} exists and is not a folder; refusing to replace it: remove it "
+                "or choose another folder"
+            )
+        foreign = _foreign_files(out, keep)
+        if foreign:
+            more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+            shown = ", ".join(foreign[:5]) + more
+            raise ValueError(
+                f"{label} {out} holds files a build does not write ({shown}); replacing it "
+                "would delete them: remove them yourself or choose another folder"
+            )
+        for folder in (out, *(p for p in out.iterdir() if p.is_dir())):
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise ValueError(f"{label} {out} cannot be replaced: {folder} is not writable")
+    ancestor = out.parent
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    try:
+        probe = tempfile.mkdtemp(prefix=_scratch_prefix(out, "tmp"), dir=ancestor)
+    except OSError as err:
+        raise ValueError(
+            f"{label} {out} cannot be written: no folder can be created in {ancestor} "
+            f"({err.strerror or err}); choose a writable place"
+        ) from err
+    os.rmdir(probe)
+    return out
+
+
 def write_hub_folder(
     out_dir: str | os.PathLike[str],
     files: Mapping[str, Mapping[str, tuple[Callable[[], Iterable[dict[str, Any]]], Any]]],
@@ -1250,6 +1761,7 @@ def write_hub_folder(
     progress: bool = True,
     desc: str = "build",
     extra: Mapping[str, str] | None = None,
+    inputs: Iterable[str | os.PathLike[str]] = (),
 ) -> dict[str, dict[str, int]]:
     """Write a Hub dataset folder atomically: ``<config>/<split>.parquet`` + ``README.md``.
 
@@ -1257,15 +1769,15 @@ def write_hub_folder(
     build``). ``files`` maps ``config -> split -> (rows factory, features)``; ``card`` gets the
     row counts ``{config: {split: n}}`` and returns the README text; ``extra`` adds small files
     (``{relative path: text}``, e.g. a build report). The folder appears (or replaces the old
-    one, with ``overwrite``) in one rename, so a failed build leaves nothing half-written.
+    one, with ``overwrite``) in one rename, so a failed build leaves nothing half-written; the
+    destination is checked first (:func:`check_destination`, against ``inputs``), and scratch
+    folders of killed builds are reclaimed.
     """
     from tqdm.auto import tqdm
 
-    out = Path(out_dir)
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out} exists; pass overwrite=True (--force) to replace it")
+    out = check_destination(out_dir, overwrite=overwrite, inputs=inputs, keep=[*(extra or {})])
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=_scratch_prefix(out, "tmp"), dir=out.parent))
     rows: dict[str, dict[str, int]] = {}
     try:
         for name, parts in tqdm(files.items(), desc=desc, unit="config", disable=not progress):
@@ -1343,10 +1855,9 @@ def build(
     """
     options = options or QrelsOptions()
     out = Path(out_dir)
-    if out.exists() and not overwrite:
-        raise FileExistsError(
-            f"{out} exists; pass overwrite=True (coreb build --force) to replace it"
-        )
+    # fail before the (long) read where the answer does not depend on it
+    early = _release_inputs(source) if isinstance(source, Release) else local_inputs(source)
+    check_destination(out, overwrite=overwrite, inputs=early)
     release = source if isinstance(source, Release) else read_release(source, options)
     cls = builder_class(release.subtasks.values())
     layout = _layout(release)
@@ -1366,15 +1877,23 @@ def build(
         overwrite=overwrite,
         progress=progress,
         desc="coreb build",
+        inputs=_release_inputs(release),
     )
     return BuildReport(out, rows, [str(w) for w in release.warnings])
 
 
+def _release_inputs(release: Release) -> tuple[str, ...]:
+    return (*release.inputs, release.path)
+
+
 def replace_folder(tmp: Path, out: Path) -> None:
-    """Move ``tmp`` to ``out``; an existing ``out`` is swapped out first, then removed."""
+    """Move ``tmp`` to ``out``; an existing ``out`` is swapped out first, then removed.
+
+    The swapped-out folder is named for its owner process, so that if this process is killed
+    between the two renames, :func:`reclaim_leftovers` puts it back."""
     old = None
     if out.exists():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        old = out.with_name(f"{_scratch_prefix(out, 'old')}{secrets.token_hex(4)}")
         out.rename(old)
     try:
         tmp.rename(out)
@@ -1859,6 +2378,12 @@ def export_mteb(
         )
 
     written = write_hub_folder(
-        out_dir, files, card, overwrite=overwrite, progress=progress, desc="mteb export"
+        out_dir,
+        files,
+        card,
+        overwrite=overwrite,
+        progress=progress,
+        desc="mteb export",
+        inputs=_release_inputs(release),
     )
     return {name: {s: n for s, n in parts.items() if n} for name, parts in written.items()}

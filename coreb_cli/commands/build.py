@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 NAME = "build"
@@ -18,7 +19,9 @@ check all of it, and write a folder of Parquet files with a dataset card whose c
 work with any `datasets` version: one config per subtask (queries with positive_ids,
 hard_negative_ids, exclude_ids, corpus), the corpus views corpus_code, corpus_text,
 corpus_text_abbreviated, and the 8 official configs. Every problem in the release is reported
-at once, with file and line, and nothing is written unless all of it is sound.
+at once, with file and line, and nothing is written unless all of it is sound. Both
+destinations are checked before either is written: neither may be, contain or lie inside the
+release (symlinks resolved), and --force replaces only a folder that holds what a build writes.
 
 A family shipped without qrels gets them derived from the execution metadata (SPEC §1.3).
 
@@ -32,7 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "release", help="release folder in the official layout, or a Hub dataset id"
     )
     parser.add_argument("--out", type=Path, default=Path("coreb"), help="output folder (./coreb)")
-    parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out / --mteb if they exist (only folders a build wrote)",
+    )
     parser.add_argument(
         "--mteb", type=Path, metavar="DIR", help="also write an MTEB-layout export to DIR"
     )
@@ -72,10 +79,28 @@ def run(args: argparse.Namespace) -> int:
         args.c2t_hard_negatives,
         args.original_text_style,
     )
-    for target in (args.out, args.mteb):
-        if target is not None and target.exists() and not args.force:
+    targets = [("--out", args.out)] + ([("--mteb", args.mteb)] if args.mteb is not None else [])
+    for _, target in targets:
+        if os.path.lexists(target) and not args.force:
             raise ValueError(f"{target} exists; add --force to replace it")
+    # Both destinations are checked before either is written: a failure on the second must
+    # not come after the first was replaced. Once now, before the (long) read, and once
+    # against every file the read found.
+    local = coreb_dataset.local_inputs(args.release)
+    for flag, target in targets:
+        coreb_dataset.check_destination(target, overwrite=args.force, inputs=local, label=flag)
+    if args.mteb is not None:
+        out, mteb = args.out.resolve(), args.mteb.resolve()
+        if out == mteb or out in mteb.parents or mteb in out.parents:
+            raise ValueError(
+                f"--mteb and --out must be separate folders, neither inside the other: "
+                f"--out {args.out}, --mteb {args.mteb}"
+            )
     release = coreb_dataset.read_release(args.release, options)
+    for flag, target in targets:
+        coreb_dataset.check_destination(
+            target, overwrite=args.force, inputs=(*release.inputs, release.path), label=flag
+        )
     report = coreb_dataset.build(
         release, args.out, options=options, overwrite=args.force, license=args.license
     )
