@@ -12,6 +12,7 @@ from eval_metrics.measures import DEFAULT_K_VALUES, MEASURES
 from eval_metrics.preference import mca, preference_wins, qpa
 from eval_metrics.retrieval import RetrievalEvaluation, evaluate_retrieval
 from eval_metrics.significance import PairedComparison, paired_test
+from eval_metrics.ties import PositiveTies, positive_ties
 from eval_metrics.trec_io import read_exclusions, read_qrels, read_run, write_qrels, write_run
 
 COREB_METRIC_PATH = str(Path(__file__).resolve().parent / "coreb_metric")
@@ -23,12 +24,14 @@ __all__ = [
     "MEASURES",
     "AggregateRow",
     "PairedComparison",
+    "PositiveTies",
     "RetrievalEvaluation",
     "aggregate",
     "evaluate_retrieval",
     "main_task_of",
     "mca",
     "paired_test",
+    "positive_ties",
     "preference_wins",
     "qpa",
     "read_exclusions",

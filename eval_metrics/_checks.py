@@ -18,6 +18,15 @@ Run = Mapping[str, Mapping[str, float]]
 _MAX_LISTED = 5
 # trec_eval holds scores as C floats: beyond this magnitude they all become +-inf and tie.
 FLOAT32_MAX = 3.4028234663852886e38
+# The largest relevance grade accepted. pytrec_eval holds grades as C ints, so from 2**31 on
+# they wrap (2**32 + 1 became 1 and a relevant document scored nDCG 0.0) or crash the process;
+# and trec_eval allocates and clears one 8-byte counter per grade level up to each query's
+# largest grade (form_res_rels.c), so a grade of 2**31 - 1 cost 16 GiB and a minute per query.
+# 65535 bounds that at 512 KiB and leaves graded schemes far beyond CoREB's 0/1/2 room.
+MAX_RELEVANCE = 65_535
+# Cutoffs are C ints in trec_eval's measure parameters; beyond 2**63 - 1 it clamps them and the
+# result keys no longer name the cutoff asked for.
+MAX_CUTOFF = 2**31 - 1
 
 
 def listed(ids: Iterable[object]) -> str:
@@ -40,6 +49,50 @@ def check_relevance(value: object, query_id: object, doc_id: object) -> int:
         raise ValueError(
             f"qrels[{query_id!r}][{doc_id!r}] must be a non-negative integer relevance grade, "
             f"got {value}"
+        )
+    if value > MAX_RELEVANCE:
+        raise ValueError(relevance_out_of_range(query_id, doc_id, _short_int(value)))
+    return int(value)
+
+
+def relevance_out_of_range(query_id: object, doc_id: object, shown: str) -> str:
+    """The message for a grade above :data:`MAX_RELEVANCE` (``shown`` renders the grade)."""
+    return (
+        f"qrels[{query_id!r}][{doc_id!r}] is {shown}: relevance grades must be at most "
+        f"{MAX_RELEVANCE} (pytrec_eval holds grades as C ints and its memory grows with the "
+        "largest grade); map the grades to a small scale such as 0, 1, 2"
+    )
+
+
+def _short_int(value: int) -> str:
+    """An integer for a message: in full when short, else its number of digits (printing a
+    5,000-digit integer would hit Python's digit limit and flood the message)."""
+    digits = len(str(abs(value))) if value.bit_length() < 10_000 else None
+    if digits is not None and digits <= 30:
+        return str(value)
+    return f"a {digits}-digit integer" if digits else f"an integer of {value.bit_length()} bits"
+
+
+def check_relevance_level(value: object) -> int:
+    """The grade from which a document is relevant: an int in ``[1, MAX_RELEVANCE]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"relevance_level must be an int, got {value!r}")
+    if value < 1:
+        raise ValueError(f"relevance_level must be >= 1, got {value}")
+    if value > MAX_RELEVANCE:
+        raise ValueError(
+            f"relevance_level must be at most {MAX_RELEVANCE}, got {_short_int(value)}: no grade "
+            "can reach a higher level"
+        )
+    return int(value)
+
+
+def check_num_conditions(value: object, index: int) -> int:
+    """The number of quality conditions of an MC-QualCode triplet: a positive int."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(
+            f"num_conditions[{index}] must be a positive int, got {value!r} of type "
+            f"{type(value).__name__}: it counts the quality conditions the instruction asks for"
         )
     return int(value)
 
@@ -74,7 +127,13 @@ def check_score(value: object, query_id: object, doc_id: object, what: str = "ru
             f"{what}[{query_id!r}][{doc_id!r}] must be a finite real score, "
             f"got {value!r} of type {type(value).__name__}"
         )
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(
+            f"{what}[{query_id!r}][{doc_id!r}] is an integer too large for a float "
+            f"({value.bit_length()} bits); rescale the scores"
+        ) from None
     if not math.isfinite(value):
         raise ValueError(
             f"{what}[{query_id!r}][{doc_id!r}] is {value}: scores must be finite "
@@ -83,20 +142,58 @@ def check_score(value: object, query_id: object, doc_id: object, what: str = "ru
     return value
 
 
-def check_ranking_score(value: object, query_id: object, doc_id: object) -> float:
+def check_ranking_score(
+    value: object, query_id: object, doc_id: object, what: str = "run"
+) -> float:
     """A finite score that trec_eval can hold in single precision without overflowing."""
-    value = check_score(value, query_id, doc_id)
+    value = check_score(value, query_id, doc_id, what)
     if abs(value) > FLOAT32_MAX:
         raise ValueError(
-            f"run[{query_id!r}][{doc_id!r}] is {value}: trec_eval ranks scores in single "
+            f"{what}[{query_id!r}][{doc_id!r}] is {value}: trec_eval ranks scores in single "
             f"precision, where |score| > {FLOAT32_MAX:.4g} overflows to inf and ties; "
             "rescale the scores of this run"
         )
     return value
 
 
-def check_run(run: Run, qrels: Qrels) -> None:
-    """Check the shape and scores of ``{query_id: {doc_id: float}}`` against ``qrels``."""
+# Score types pytrec_eval reads as they are; compared by exact type, so a bool is not an int.
+_PLAIN_SCORES = frozenset((float, int))
+
+
+def check_query_scores(query_id: object, docs: Mapping[str, object], what: str = "run") -> bool:
+    """Check one query's ``{doc_id: score}``: finite reals within trec_eval's single precision.
+
+    Returns ``True`` when every score is a Python ``float`` or ``int`` (what pytrec_eval reads),
+    ``False`` when some are other real numbers (numpy scalars) that must be converted first.
+    Booleans and strings are refused: ``True`` is not a score of 1.0.
+    """
+    if not docs:
+        return True
+    values = docs.values()
+    plain = set(map(type, values)) <= _PLAIN_SCORES
+    if plain:
+        # Fast path: a NaN or inf anywhere makes the sum non-finite, and the extremes bound the
+        # magnitude; the slow path below names the culprit.
+        try:
+            if (
+                math.isfinite(sum(values, 0.0))
+                and max(values) <= FLOAT32_MAX
+                and min(values) >= -FLOAT32_MAX
+            ):
+                return True
+        except OverflowError:  # an int too large for a float
+            pass
+    for doc_id, score in docs.items():
+        check_ranking_score(score, query_id, doc_id, what)
+    return plain
+
+
+def check_run(run: Run, qrels: Qrels) -> list[str]:
+    """Check the shape and scores of ``{query_id: {doc_id: float}}`` against ``qrels``.
+
+    Returns the queries whose scores are real numbers of another type than ``float``/``int``
+    (numpy scalars): pytrec_eval refuses those, so the caller converts them.
+    """
     if not isinstance(run, Mapping):
         raise TypeError(
             f"run must be a mapping {{query_id: {{doc_id: score}}}}, got {type(run).__name__}"
@@ -110,26 +207,15 @@ def check_run(run: Run, qrels: Qrels) -> None:
             "Every ranked query needs judgments; evaluate the run against the qrels of the "
             "same subtask and release, or drop those queries from the run yourself"
         )
+    to_convert = []
     for query_id, docs in run.items():
         if not isinstance(docs, Mapping):
             raise TypeError(
                 f"run[{query_id!r}] must be a mapping {{doc_id: score}}, got {type(docs).__name__}"
             )
-        if not docs:
-            continue
-        # Fast path: a NaN or inf anywhere makes the sum non-finite, a non-number raises, and
-        # the extremes bound the magnitude; the slow path names the culprit.
-        try:
-            ok = (
-                math.isfinite(sum(docs.values(), 0.0))
-                and max(docs.values()) <= FLOAT32_MAX
-                and min(docs.values()) >= -FLOAT32_MAX
-            )
-        except TypeError:
-            ok = False
-        if not ok:
-            for doc_id, score in docs.items():
-                check_ranking_score(score, query_id, doc_id)
+        if not check_query_scores(query_id, docs):
+            to_convert.append(query_id)
+    return to_convert
 
 
 def check_doc_ids(run: Run) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from eval_metrics._checks import check_score
+from eval_metrics._checks import check_num_conditions, check_score
 
 
 def _check_pairs(chosen: Sequence[float], rejected: Sequence[float]) -> None:
@@ -75,9 +75,7 @@ def mca(
         )
     by_k: dict[int, list[bool]] = {}
     for i, (k, win) in enumerate(zip(num_conditions, wins, strict=True)):
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"num_conditions[{i}] must be a positive int, got {k!r}")
-        by_k.setdefault(k, []).append(win)
+        by_k.setdefault(check_num_conditions(k, i), []).append(win)
     out: dict[str, float | int] = {"mca": sum(wins) / len(wins), "n_triplets": len(wins)}
     for k in sorted(by_k):
         out[f"mca_{k}cond"] = sum(by_k[k]) / len(by_k[k])

@@ -30,7 +30,16 @@ from typing import Literal
 
 import pytrec_eval
 
-from eval_metrics._checks import Qrels, Run, check_doc_ids, check_qrels, check_run, listed
+from eval_metrics._checks import (
+    MAX_CUTOFF,
+    Qrels,
+    Run,
+    check_doc_ids,
+    check_qrels,
+    check_relevance_level,
+    check_run,
+    listed,
+)
 from eval_metrics.intrusion import hard_negative_intrusion
 from eval_metrics.measures import DEFAULT_K_VALUES, MEASURES
 
@@ -126,14 +135,22 @@ def resolve_k_values(
             raise ValueError(
                 f"k_values for {name!r} must be a non-empty list of positive integers, got {ks!r}"
             )
+        if max(ks) > MAX_CUTOFF:
+            raise ValueError(
+                f"k_values for {name!r} must be at most {MAX_CUTOFF} (trec_eval holds cutoffs "
+                f"as C ints), got {max(ks)}"
+            )
         resolved[name] = tuple(sorted(set(ks)))
     if not resolved:
         raise ValueError("k_values selects no measure")
     return resolved
 
 
-def _apply_exclusions(run: Run, exclude: Mapping[str, Iterable[str]] | None, qrels: Qrels) -> Run:
-    """A view of ``run`` with each query's excluded documents removed (copies only those)."""
+def apply_exclusions(run: Run, exclude: Mapping[str, Iterable[str]] | None, qrels: Qrels) -> Run:
+    """A view of ``run`` with each query's excluded documents removed: the run as it is scored.
+
+    Only the queries that lose a document are copied; the caller's run is not modified.
+    """
     if not exclude:
         return run
     if not isinstance(exclude, Mapping):
@@ -173,7 +190,7 @@ def evaluate_retrieval(
     """Score a run against graded qrels under the CoREB protocol.
 
     Args:
-        qrels: ``{query_id: {doc_id: relevance}}``, non-negative integer grades; unjudged
+        qrels: ``{query_id: {doc_id: relevance}}``, integer grades in 0..65535; unjudged
             documents are easy negatives (grade 0).
         run: ``{query_id: {doc_id: score}}``, finite scores, higher is better. Every run query
             must be judged in ``qrels``; judged queries the run does not rank score 0.
@@ -191,22 +208,27 @@ def evaluate_retrieval(
         A :class:`RetrievalEvaluation` with per-query values, means and counts.
 
     Raises:
-        ValueError: bad grades or scores, empty inputs, run queries absent from the qrels,
-            unknown measures or policies.
-        TypeError: inputs of the wrong shape.
+        ValueError: grades that are not integers in 0..65535 (pytrec_eval holds them as C ints
+            and its memory grows with the largest), scores that are NaN, infinite or beyond
+            single precision, empty inputs, run queries absent from the qrels, unknown measures
+            or policies, a relevance level outside 1..65535.
+        TypeError: inputs of the wrong shape, scores that are not real numbers (a ``str``, a
+            ``bool``). numpy scores are accepted and converted (in a copy).
     """
     if no_positive_policy not in NO_POSITIVE_POLICIES:
         raise ValueError(
             f"no_positive_policy must be one of {NO_POSITIVE_POLICIES}, got {no_positive_policy!r}"
         )
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
-        raise TypeError(f"relevance_level must be an int, got {relevance_level!r}")
-    if relevance_level < 1:
-        raise ValueError(f"relevance_level must be >= 1, got {relevance_level}")
+    relevance_level = check_relevance_level(relevance_level)
     ks = resolve_k_values(k_values)
     check_qrels(qrels)
-    check_run(run, qrels)
-    ranked = _apply_exclusions(run, exclude, qrels)
+    to_convert = check_run(run, qrels)
+    ranked = apply_exclusions(run, exclude, qrels)
+    if to_convert:
+        # numpy scores are refused by pytrec_eval: convert those queries, in a copy
+        ranked = dict(ranked)
+        for query_id in to_convert:
+            ranked[query_id] = {d: float(s) for d, s in ranked[query_id].items()}
 
     # Zeroed copy of the qrels, restricted to queries that have a positive: pytrec_eval must
     # never see a query with empty qrels (it corrupts the scores of later queries).

@@ -3,28 +3,132 @@
 Run lines:   ``query_id Q0 doc_id rank score tag``  (whitespace separated)
 Qrels lines: ``query_id iteration doc_id relevance``
 
-Readers reject what trec_eval would silently misread: a malformed line, a duplicate
-(query, doc) pair, a non-integer or negative relevance, a non-finite score. Errors name the file
-and the line. Writers order each query's documents as trec_eval ranks them (score descending,
-ties by doc id descending) and number the ranks from 1.
+Readers read a file as trec_eval reads it, and reject what trec_eval would silently misread or
+what would make another tool read it differently. Errors name the file and the line:
+
+* a file is UTF-8 text; fields are separated by ASCII whitespace (space, tab, CR, LF, VT, FF:
+  C's ``isspace``, what trec_eval splits on). A field holding other whitespace (U+00A0,
+  U+2003, U+001C-U+001F, ...) or a NUL is refused: trec_eval keeps it inside the field, Python's
+  ``str.split`` and most tools split there;
+* a relevance grade is ``[+-]?[0-9]+`` in ASCII digits, between 0 and
+  :data:`eval_metrics._checks.MAX_RELEVANCE` (trec_eval reads it with C ``atol``, which turns
+  ``1.5`` into 1, ``1_000`` into 1 and ``３`` into 0);
+* a score is a decimal number in ASCII, read in full: an optional sign, digits with an optional
+  point, an optional exponent (``1e5``, ``.5``, ``5.``, ``-0.25E-3``: the decimal forms C ``atof``
+  reads). Digit separators (``1_000``), other scripts' digits (``０.５``, ``٠.٥``) and hex floats
+  (``0x1p3``) are refused; so are NaN, infinities and scores beyond single precision
+  (|score| > 3.4e38), which trec_eval would rank as ties;
+* a duplicate (query, doc) pair, a wrong number of fields and an empty file are errors.
+
+Lines whose first field starts with ``#`` are comments. Writers order each query's documents as
+trec_eval ranks them (score descending, ties by doc id descending), number the ranks from 1, and
+refuse what a reader would refuse.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
-from eval_metrics._checks import Qrels, Run, check_relevance, check_score
+from eval_metrics._checks import (
+    FLOAT32_MAX,
+    Qrels,
+    Run,
+    check_ranking_score,
+    check_relevance,
+    relevance_out_of_range,
+)
 
 PathLike = str | os.PathLike
 
+# Characters Python's str.split (and most tools) treat as separators but C's isspace does not,
+# and NUL, where a C string ends.
+_ODD_CHARACTER = re.compile(
+    "[\x00\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
+_ODD_ASCII = re.compile(rb"[\x00\x1c-\x1f]")
+_GRADE = re.compile(r"[+-]?[0-9]+")  # [0-9], not \d: ASCII digits only
+# Digits beyond which a grade is out of range whatever they are (int() of a 5,000-digit string
+# would stop at Python's digit limit).
+_GRADE_DIGITS = len(str(2**63))
 
-def _lines(path: PathLike):
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
+
+def _decoded(raw: bytes, where: str) -> str:
+    if raw.isascii() and not _ODD_ASCII.search(raw):  # the common case, decoded at C speed
+        return raw.decode("ascii")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{where}: the line is not valid UTF-8 (byte 0x{raw[err.start]:02x} at column "
+            f"{err.start + 1}); TREC files are read as UTF-8 text, re-encode the file"
+        ) from None
+    odd = _ODD_CHARACTER.search(text)
+    if odd:
+        char = odd.group()
+        kind = "a NUL character" if char == "\x00" else f"the whitespace U+{ord(char):04X}"
+        raise ValueError(
+            f"{where}: column {odd.start() + 1} holds {kind}: trec_eval keeps it inside a field "
+            "but Python and most tools split fields there; separate fields with spaces or tabs "
+            "and keep ids free of it"
+        )
+    return text
+
+
+def _lines(path: PathLike) -> Iterator[tuple[int, list[str]]]:
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            fields = _decoded(raw, f"{path}:{number}").split()
             if fields and not fields[0].startswith("#"):
                 yield number, fields
+
+
+def _score(text: str, where: str, query_id: str, doc_id: str) -> float:
+    """A score field as C atof reads it in full, refused where atof would read it otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    # float() also takes digit separators and other scripts' digits, which atof does not
+    if value is None or not text.isascii() or "_" in text:
+        raise ValueError(
+            f"{where}: score {text!r} is not a number in ASCII decimal notation (trec_eval "
+            "reads scores with C atof: an optional sign, digits 0-9 with an optional point and "
+            "exponent; no digit separators, hex or other scripts' digits)"
+        )
+    if -FLOAT32_MAX <= value <= FLOAT32_MAX:  # NaN fails both comparisons
+        return value
+    try:
+        return check_ranking_score(value, query_id, doc_id)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+
+
+def _grade(text: str, where: str, query_id: str, doc_id: str) -> int:
+    """A relevance field as C atol reads it in full, refused where atol would misread it."""
+    if not _GRADE.fullmatch(text):
+        raise ValueError(
+            f"{where}: qrels[{query_id!r}][{doc_id!r}] must be a non-negative integer "
+            f"relevance grade written with ASCII digits (trec_eval reads it with C atol, which "
+            f"misreads anything else), got {text!r}"
+        )
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > _GRADE_DIGITS:
+        # its length alone decides (int() of a 5,000-digit string stops at Python's digit limit)
+        if text.startswith("-"):
+            raise ValueError(
+                f"{where}: qrels[{query_id!r}][{doc_id!r}] must be a non-negative integer "
+                f"relevance grade, got a negative {len(digits)}-digit integer"
+            )
+        shown = f"a {len(digits)}-digit integer"
+        raise ValueError(f"{where}: {relevance_out_of_range(query_id, doc_id, shown)}")
+    try:
+        return check_relevance(int(text), query_id, doc_id)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
 
 
 def read_run(path: PathLike) -> dict[str, dict[str, float]]:
@@ -41,14 +145,7 @@ def read_run(path: PathLike) -> dict[str, dict[str, float]]:
                 f"got {len(fields)}: {' '.join(fields)!r}"
             )
         query_id, _, doc_id, _, score_text, _ = fields
-        try:
-            score = float(score_text)
-        except ValueError:
-            raise ValueError(f"{where}: score {score_text!r} is not a number") from None
-        try:
-            score = check_score(score, query_id, doc_id)
-        except ValueError as err:
-            raise ValueError(f"{where}: {err}") from None
+        score = _score(score_text, where, query_id, doc_id)
         docs = run.setdefault(query_id, {})
         if doc_id in docs:
             raise ValueError(f"{where}: duplicate (query, doc) pair ({query_id!r}, {doc_id!r})")
@@ -69,14 +166,7 @@ def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
                 f"got {len(fields)}: {' '.join(fields)!r}"
             )
         query_id, _, doc_id, rel_text = fields
-        try:
-            rel = int(rel_text)
-        except ValueError:
-            rel = rel_text
-        try:
-            rel = check_relevance(rel, query_id, doc_id)
-        except ValueError as err:
-            raise ValueError(f"{where}: {err}") from None
+        rel = _grade(rel_text, where, query_id, doc_id)
         docs = qrels.setdefault(query_id, {})
         if doc_id in docs:
             raise ValueError(f"{where}: duplicate (query, doc) pair ({query_id!r}, {doc_id!r})")
@@ -92,7 +182,20 @@ def _check_token(value: object, what: str) -> str:
             f"{what} {value!r} cannot be written to a TREC file: it needs a "
             "non-empty str without whitespace"
         )
+    if _ODD_CHARACTER.search(value) or (not value.isascii() and _unencodable(value)):
+        raise ValueError(
+            f"{what} {value!r} cannot be written to a TREC file: it holds a NUL or a lone "
+            "surrogate, which a UTF-8 TREC file cannot carry"
+        )
     return value
+
+
+def _unencodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def write_run(run: Run, path: PathLike, tag: str = "coreb") -> Path:
@@ -104,7 +207,7 @@ def write_run(run: Run, path: PathLike, tag: str = "coreb") -> Path:
         ranked = sorted(run[query_id].items(), key=lambda item: (item[1], item[0]), reverse=True)
         for rank, (doc_id, score) in enumerate(ranked, start=1):
             _check_token(doc_id, f"doc id (query {query_id!r})")
-            score = check_score(score, query_id, doc_id)
+            score = check_ranking_score(score, query_id, doc_id)
             lines.append(f"{query_id} Q0 {doc_id} {rank} {score!r} {tag}\n")
     return _write(path, lines)
 
@@ -133,11 +236,19 @@ def _write(path: PathLike, lines: list[str]) -> Path:
 def read_exclusions(path: PathLike) -> dict[str, list[str]]:
     """Read per-query exclusions: JSON ``{query_id: doc_id | [doc_id, ...]}`` (the c2c anchor
     map ships as ``{query_id: anchor_code_id}``) or TSV lines ``query_id<TAB>doc_id``."""
-    import json
-
-    text = Path(path).read_text(encoding="utf-8")
-    if text.lstrip().startswith("{"):
-        data = json.loads(text)
+    raw = Path(path).read_bytes()
+    if raw.lstrip().startswith(b"{"):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = raw.count(b"\n", 0, err.start) + 1
+            raise ValueError(f"{path}:{line}: the file is not valid UTF-8") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a JSON object {{query_id: doc_id | [doc_id]}}")
         out: dict[str, list[str]] = {}
         for query_id, docs in data.items():
             if isinstance(docs, str):

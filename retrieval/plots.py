@@ -112,8 +112,9 @@ def _validate(results: Sequence[Mapping[str, Any]]) -> list[_Result]:
         name = model.get("name") if isinstance(model, Mapping) else None
         if not isinstance(name, str) or not name:
             raise ValueError(f"results[{i}]['model'] lacks a 'name' string, got {model!r}")
-        for key in ("release", "no_positive_policy", "relevance_level"):
-            value = res.get(key)
+        for key in ("release", "no_positive_policy", "relevance_level", "c2t_canonical_corpus"):
+            # results written before the option existed ranked the abbreviated texts
+            value = res.get(key, "abbreviated" if key == "c2t_canonical_corpus" else None)
             if i and value != shared[key]:
                 raise ValueError(
                     f"results[{i}] (model {name!r}) has {key}={value!r} but results[0] has "

@@ -94,8 +94,11 @@ class BM25Scorer:
 
         self.name = "BM25"
         self._ids = {d: i for i, d in enumerate(corpus)}
-        self._bm25 = BM25Retriever(k1, b).index(corpus)
-        self.metadata = {"name": "BM25", "implementation": "bm25s", "k1": k1, "b": b}
+        self._bm25 = BM25Retriever(k1, b).index(corpus, kind="code")  # submissions are code
+        self.metadata = {
+            "name": "BM25", "implementation": "bm25s", "k1": k1, "b": b,
+            "tokenizer": "code tokens with operators and integer literals; query as prose",
+        }  # fmt: skip
 
     def score(self, items: Sequence[Item]) -> list[float]:
         by_query: dict[str, Any] = {}
@@ -103,7 +106,7 @@ class BM25Scorer:
         for instruction, query, doc_id, _ in items:
             text = f"{instruction}\n{query}"
             if text not in by_query:
-                by_query[text] = self._bm25.scores(text)
+                by_query[text] = self._bm25.scores(text, kind="text")  # the problem statement
             if doc_id not in self._ids:
                 raise ValueError(f"BM25Scorer: document {doc_id!r} is not in the corpus")
             out.append(float(by_query[text][self._ids[doc_id]]))

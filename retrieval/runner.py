@@ -7,9 +7,12 @@ the engine of ``coreb_metric``: relevance level 2, hard negatives zero-gain, the
 excluded, an explicit policy for c2t_match negatives) and written out:
 
 ``<out>/<model>/<release>/``
-    ``runs/<subtask>.trec`` (top-k, TREC format), ``per_query.jsonl``, ``results.json``
-    (per-subtask / per-task / Overall rows, model metadata, library versions, dataset
-    revision), ``summary.md`` (a table shaped like the paper's Table 3) and PNG plots.
+    ``runs/<subtask>.trec`` (top-k, TREC format, written as scored: excluded documents such as
+    the c2c anchor are not in it), ``per_query.jsonl``, ``results.json`` (per-subtask /
+    per-task / Overall rows with the best-positive tie share of :mod:`eval_metrics.ties`,
+    model metadata, library versions, dataset revision, the corpus each subtask ranked and the
+    ``c2t_canonical_corpus`` view), ``summary.md`` (a table shaped like the paper's Table 3)
+    and PNG plots.
 
 With a reranker (the second stage, CoREB §4.3 / B.3, :mod:`retrieval.rerank`) the first stage
 is written there as above, unchanged, and the reranked result beside it:
@@ -37,12 +40,21 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from eval_metrics import aggregate, evaluate_retrieval, write_run
-from eval_metrics.retrieval import RetrievalEvaluation
+from eval_metrics import aggregate, evaluate_retrieval, main_task_of, write_run
+from eval_metrics.retrieval import RetrievalEvaluation, apply_exclusions
+from eval_metrics.ties import PositiveTies, positive_ties
 
 logger = logging.getLogger(__name__)
 
 BM25 = "bm25"
+# Which text corpus the c2t_canonical_retro_* subtasks rank: the abbreviated descriptions, as
+# the paper defines the subtask (A.3), or the full texts, as the official runner and MTEB's C2T
+# task rank them (their loaders keep a text document's `text`), to reproduce their figures.
+C2T_CANONICAL_CORPORA = ("abbreviated", "full")
+_VIEW_NOTES = {
+    "abbreviated": "abbreviated texts, the paper's view (A.3)",
+    "full": "full texts, the official runner's and MTEB's view",
+}
 TABLE_COLUMNS = ("ndcg_at_10", "recall_at_10", "mrr_at_10", "map_at_100")
 _LIBRARIES = ("coreb-toolkit", "datasets", "pytrec-eval-terrier", "bm25s", "torch",
               "sentence-transformers", "transformers", "numpy")  # fmt: skip
@@ -63,12 +75,30 @@ def _is_built(source: str) -> bool:
     )
 
 
+def check_c2t_canonical_corpus(view: object) -> str:
+    """``view`` if it names a corpus view of :data:`C2T_CANONICAL_CORPORA`, else an error."""
+    if view not in C2T_CANONICAL_CORPORA:
+        raise ValueError(
+            f"c2t_canonical_corpus must be one of {C2T_CANONICAL_CORPORA} ('abbreviated': the "
+            f"paper's view, the default; 'full': the official runner's), got {view!r}"
+        )
+    return str(view)
+
+
 def discover(
-    source: str, subtasks: Sequence[str] | None, releases: Sequence[str] | None
+    source: str,
+    subtasks: Sequence[str] | None,
+    releases: Sequence[str] | None,
+    c2t_canonical_corpus: str = "abbreviated",
 ) -> list[ReleaseInput]:
-    """The selected subtasks of the selected releases, corpora loaded once per release."""
+    """The selected subtasks of the selected releases, corpora loaded once per release.
+
+    With ``c2t_canonical_corpus="full"`` the subtasks that rank the abbreviated text corpus
+    (``c2t_canonical_retro_*``) rank the full text corpus instead (the same document ids).
+    """
     import coreb_dataset
 
+    check_c2t_canonical_corpus(c2t_canonical_corpus)
     if _is_built(source):
         available: dict[str, list[str]] = {}
         for name, splits in _configs(source).items():
@@ -99,7 +129,7 @@ def discover(
         chosen.sort(key=lambda n: (order.get(n, len(order)), n))
         item = ReleaseInput(split, {})
         for name in chosen:
-            item.subtasks[name] = _load(source, name, split, item.corpora)
+            item.subtasks[name] = _load(source, name, split, item.corpora, c2t_canonical_corpus)
         if item.subtasks:
             out.append(item)
     if not out:
@@ -127,16 +157,31 @@ def _configs(source: str) -> dict[str, list[str]]:
         raise ValueError(f"cannot read the dataset {source!r}: {err}") from None
 
 
-def _load(source: str, subtask: str, split: str, corpora: dict[str, dict[str, str]]) -> Any:
+def _load(
+    source: str,
+    subtask: str,
+    split: str,
+    corpora: dict[str, dict[str, str]],
+    c2t_canonical_corpus: str = "abbreviated",
+) -> Any:
     """One subtask's data; its corpus read once per (release, corpus) and shared."""
     import coreb_dataset
 
+    full_view = c2t_canonical_corpus == "full"
     if not _is_built(source):
         data = coreb_dataset.load_subtask(source, subtask, split)
+        if full_view and data.corpus_name == coreb_dataset.CORPUS_TEXT_ABBREVIATED:
+            if coreb_dataset.CORPUS_TEXT not in corpora:
+                rel = coreb_dataset._cached_release(source, coreb_dataset.QrelsOptions())
+                rows = coreb_dataset.corpus_rows(rel.releases[split], coreb_dataset.CORPUS_TEXT)
+                corpora[coreb_dataset.CORPUS_TEXT] = {r["doc_id"]: r["text"] for r in rows}
+            data.corpus_name = coreb_dataset.CORPUS_TEXT
         data.corpus = corpora.setdefault(data.corpus_name, data.corpus)
         return data
     rows = _config_rows(source, subtask, split)
     corpus_name = rows[0]["corpus"]
+    if full_view and corpus_name == coreb_dataset.CORPUS_TEXT_ABBREVIATED:
+        corpus_name = coreb_dataset.CORPUS_TEXT
     if corpus_name not in corpora:
         if corpus_name not in _configs(source):
             raise ValueError(
@@ -145,7 +190,9 @@ def _load(source: str, subtask: str, split: str, corpora: dict[str, dict[str, st
             )
         docs = _config_rows(source, corpus_name, split, columns=["doc_id", "text"])
         corpora[corpus_name] = {d["doc_id"]: d["text"] for d in docs}
-    return coreb_dataset.subtask_data(subtask, split, rows, corpora[corpus_name])
+    data = coreb_dataset.subtask_data(subtask, split, rows, corpora[corpus_name])
+    data.corpus_name = corpus_name  # the corpus ranked, which the view may have changed
+    return data
 
 
 def _config_rows(
@@ -203,7 +250,8 @@ def model_metadata(model: str, retriever: Any) -> dict[str, Any]:
         return {
             "name": "BM25",
             "implementation": "bm25s",
-            "tokenizer": "code-aware (retrieval.bm25)",
+            "tokenizer": "code-aware (retrieval.bm25): identifiers split; operators and "
+            "integer literals kept for code",
             "k1": retriever.k1,
             "b": retriever.b,
         }
@@ -239,6 +287,8 @@ def dataset_revision(source: str) -> str | None:
 def _runs(retriever: Any, item: ReleaseInput, top_k: int, model: str) -> dict[str, dict]:
     from tqdm.auto import tqdm
 
+    import coreb_dataset
+
     runs: dict[str, dict] = {}
     by_corpus: dict[str, list[str]] = {}
     for name, data in item.subtasks.items():
@@ -246,9 +296,14 @@ def _runs(retriever: Any, item: ReleaseInput, top_k: int, model: str) -> dict[st
     for corpus_name, names in by_corpus.items():
         corpus = item.corpora[corpus_name]
         if model == BM25:
-            index = type(retriever)(retriever.k1, retriever.b).index(corpus)
+            # code is tokenized with its operators, prose without (retrieval.bm25); the code
+            # corpus is code, and so are the queries of every subtask that ranks text
+            code_corpus = corpus_name == coreb_dataset.CORPUS_CODE
+            kind = "code" if code_corpus else "text"
+            index = type(retriever)(retriever.k1, retriever.b).index(corpus, kind=kind)
             for name in tqdm(names, desc=f"{item.name}/{corpus_name}", unit="subtask"):
-                runs[name] = index.search(item.subtasks[name].queries, top_k=top_k)
+                query_kind = "text" if name.startswith("t2c") else "code"
+                runs[name] = index.search(item.subtasks[name].queries, top_k=top_k, kind=query_kind)
         else:
             docs = retriever.encode_corpus(corpus)
             for name in tqdm(names, desc=f"{item.name}/{corpus_name}", unit="subtask"):
@@ -276,6 +331,7 @@ def evaluate_model(
     reranker: Any = None,
     rerank_top_k: int = 128,
     reranker_options: Mapping[str, Any] | None = None,
+    c2t_canonical_corpus: str = "abbreviated",
     **retriever_options: Any,
 ) -> list[dict[str, Any]]:
     """Run ``model`` on every selected subtask and release of ``source``; write, return results.
@@ -289,6 +345,15 @@ def evaluate_model(
     ``rerank_top_k`` (after exclusions) is rescored and only those documents are kept
     (:mod:`retrieval.rerank`); both stages are scored and the reranked result is written to
     ``<out>/<model>+<reranker>/<release>/`` beside the first stage's own folder.
+
+    ``c2t_canonical_corpus`` picks what the ``c2t_canonical_retro_*`` subtasks rank:
+    ``"abbreviated"`` (default) the abbreviated descriptions, as the paper defines them (A.3);
+    ``"full"`` the full texts, as the official CoREB runner and MTEB's C2T task rank them, to
+    reproduce their figures. Every results dict and summary states the view.
+
+    Each run is written as it was scored: the excluded documents (the c2c anchor) are removed
+    before scoring and are not in ``runs/<subtask>.trec``, so the file scored as it is, by
+    trec_eval or any other tool, gives the reported figures.
 
     Returns:
         Per release its first-stage results dict, followed, with a reranker, by the reranked
@@ -305,7 +370,8 @@ def evaluate_model(
             )
     elif reranker_options:
         raise ValueError("reranker_options were given without a reranker to load them with")
-    items = discover(source, subtasks, releases)
+    check_c2t_canonical_corpus(c2t_canonical_corpus)
+    items = discover(source, subtasks, releases, c2t_canonical_corpus)
     if retriever is None:
         retriever = make_retriever(model, **retriever_options)
     second = None
@@ -320,9 +386,10 @@ def evaluate_model(
     all_results = []
     for item in items:
         t0 = time.perf_counter()
-        runs = _runs(retriever, item, top_k, model)
+        runs = _as_scored(item, _runs(retriever, item, top_k, model))
         elapsed = time.perf_counter() - t0
         evaluations = _evaluate(item, runs, no_positive_policy)
+        ties = _ties(item, runs)
         first = next(iter(evaluations.values()))
         results = {
             "model": meta,
@@ -330,13 +397,15 @@ def evaluate_model(
             "release": item.name,
             "no_positive_policy": first.no_positive_policy,
             "relevance_level": first.relevance_level,
+            "c2t_canonical_corpus": c2t_canonical_corpus,
+            "corpora": {name: data.corpus_name for name, data in item.subtasks.items()},
             "top_k": top_k,
             "retrieval_seconds": round(elapsed, 3),
             "versions": versions,
-            "rows": [row.to_dict() for row in aggregate(evaluations)],
+            "rows": with_ties([row.to_dict() for row in aggregate(evaluations)], ties),
         }
         target = Path(out_dir) / _slug(first_name) / item.name
-        _write(target, results, runs, evaluations)
+        _write(target, results, runs, evaluations, ties)
         if plots:
             from retrieval.plots import plot_all
 
@@ -347,17 +416,53 @@ def evaluate_model(
         progress = bool(retriever_options.get("progress", True))  # one switch, both stages
         re_runs, re_results = _second_stage(second, item, runs, results, rerank_top_k, progress)
         re_evaluations = _evaluate(item, re_runs, no_positive_policy)
-        re_results["rows"] = [row.to_dict() for row in aggregate(re_evaluations)]
+        re_ties = _ties(item, re_runs)
+        re_results["rows"] = with_ties(
+            [row.to_dict() for row in aggregate(re_evaluations)], re_ties
+        )
         re_results["delta"] = delta_rows(results["rows"], re_results["rows"], first.metric_keys)
         name = re_results["reranker"]["name"]
         target = Path(out_dir) / f"{_slug(first_name)}+{_slug(name)}" / item.name
-        _write(target, re_results, re_runs, re_evaluations)
+        _write(target, re_results, re_runs, re_evaluations, re_ties)
         if plots:
             from retrieval.plots import plot_all
 
             plot_all([re_results], target / "plots")
         all_results.append(re_results)
     return all_results
+
+
+def _as_scored(item: ReleaseInput, runs: Mapping[str, dict]) -> dict[str, dict]:
+    """Each run without its queries' excluded documents: the run that is scored, and so the
+    run that is written (a file that still held the c2c anchor would give other numbers to
+    anyone scoring it)."""
+    return {
+        name: apply_exclusions(run, item.subtasks[name].exclude, item.subtasks[name].qrels)
+        for name, run in runs.items()
+    }
+
+
+def _ties(item: ReleaseInput, runs: Mapping[str, dict]) -> dict[str, PositiveTies]:
+    return {
+        name: positive_ties(item.subtasks[name].qrels, run, exclude=item.subtasks[name].exclude)
+        for name, run in runs.items()
+    }
+
+
+def with_ties(rows: list[dict[str, Any]], ties: Mapping[str, PositiveTies]) -> list[dict[str, Any]]:
+    """``rows`` (per subtask, main task, Overall) with the best-positive tie share
+    (:mod:`eval_metrics.ties`) and the number of queries behind it, pooled over queries."""
+    for row in rows:
+        if row["level"] == "subtask":
+            parts = [ties[row["name"]]]
+        elif row["level"] == "task":
+            parts = [t for name, t in ties.items() if main_task_of(name) == row["name"]]
+        else:
+            parts = list(ties.values())
+        eligible = sum(t.n_eligible for t in parts)
+        row["positive_tie_share"] = sum(t.n_tied for t in parts) / eligible if eligible else None
+        row["n_tie_eligible"] = eligible
+    return rows
 
 
 def _evaluate(
@@ -409,6 +514,8 @@ def _second_stage(
         "release": first["release"],
         "no_positive_policy": first["no_positive_policy"],
         "relevance_level": first["relevance_level"],
+        "c2t_canonical_corpus": first["c2t_canonical_corpus"],
+        "corpora": first["corpora"],
         "top_k": first["top_k"],
         "rerank_top_k": rerank_top_k,
         "retrieval_seconds": first["retrieval_seconds"],
@@ -456,6 +563,7 @@ def _write(
     results: dict[str, Any],
     runs: Mapping[str, dict],
     evaluations: Mapping[str, RetrievalEvaluation],
+    ties: Mapping[str, PositiveTies],
 ) -> None:
     (target / "runs").mkdir(parents=True, exist_ok=True)
     tag = results["model"].get("name", "run")
@@ -466,9 +574,25 @@ def _write(
             for qid, values in ev.per_query.items():
                 record = {"subtask": name, "query_id": qid, **values}
                 record["hard_negative_intrusion"] = ev.intrusion.get(qid)
+                record["best_positive_tied"] = ties[name].tied.get(qid)
                 fh.write(json.dumps(record) + "\n")
     (target / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     (target / "summary.md").write_text(summary_table([results]), encoding="utf-8")
+
+
+TIE_NOTE = (
+    "pos-tie: the share of queries (with a retrieved positive) whose best positive ties, at "
+    "trec_eval's single precision, with a non-relevant document; trec_eval orders such a tie by "
+    "document id, so on those queries the ids, not the model, decide which comes first."
+)
+
+
+def c2t_canonical_note(view: str) -> str:
+    """The sentence every summary carries about the c2t_canonical_retro_* corpus."""
+    import coreb_dataset
+
+    corpus = coreb_dataset.CORPUS_TEXT if view == "full" else coreb_dataset.CORPUS_TEXT_ABBREVIATED
+    return f"c2t_canonical_retro_* rank {corpus} ({_VIEW_NOTES[view]})"
 
 
 def summary_table(
@@ -494,9 +618,15 @@ def summary_table(
     present = [t for t in tasks if any(r["name"] == t for _, rows in entries for r in rows)]
     header = ["model"] + [f"{t} {c}" for t in present for c in columns[:2]]
     first = results[0]
+    views = {res.get("c2t_canonical_corpus", "abbreviated") for res in results}
+    if len(views) > 1:
+        raise ValueError(
+            f"these results rank c2t_canonical_retro_* in different corpora ({sorted(views)}); "
+            "compare models evaluated with one --c2t-canonical-corpus"
+        )
     lines = [
         f"Release {first['release']}; no_positive_policy={first['no_positive_policy']}, "
-        f"relevance level {first['relevance_level']}.",
+        f"relevance level {first['relevance_level']}; {c2t_canonical_note(views.pop())}.",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
@@ -516,13 +646,16 @@ def summary_table(
     for label, rows in entries:
         title = "Per subtask:" if len(entries) == 1 else f"Per subtask, {label}:"
         lines += ["", title, "", "| subtask | queries | " + " | ".join(columns)
-                  + " | HN-intrusion |", "|---|---|" + "---|" * (len(columns) + 1)]  # fmt: skip
+                  + " | HN-intrusion | pos-tie |",
+                  "|---|---|" + "---|" * (len(columns) + 2)]  # fmt: skip
         for r in rows:
             name = r["name"] if r["level"] == "subtask" else f"**{r['name']}**"
-            rate = r["hard_negative_intrusion_rate"]
+            rate, tie = r["hard_negative_intrusion_rate"], r.get("positive_tie_share")
             lines.append(f"| {name} | {r['n_queries']} | "
                          + " | ".join(f"{r[c]:.4f}" for c in columns)
-                         + f" | {'-' if rate is None else f'{rate:.3f}'} |")  # fmt: skip
+                         + f" | {'-' if rate is None else f'{rate:.3f}'}"
+                         + f" | {'-' if tie is None else f'{tie:.3f}'} |")  # fmt: skip
+    lines += ["", TIE_NOTE]
     if reranked:
         lines += [
             "",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from coreb_cli.commands._common import ALL, add_scoring_arguments, load_judgments, score_run
 from eval_metrics import aggregate, render_table
+from retrieval.runner import C2T_CANONICAL_CORPORA
 
 NAME = "evaluate"
 HELP = "score a TREC run, or run a retriever over a CoREB dataset, under the CoREB protocol"
@@ -34,6 +35,12 @@ Scoring follows the CoREB protocol: relevance level 2 for binary measures, hard 
 and an explicit policy for queries without a relevant document. Prints one row per subtask,
 per main task (T2C, C2T, C2C) and Overall (query-weighted).
 
+With --dataset, each run file is written as it was scored (the c2c anchor removed), every row
+reports the share of queries whose best positive ties with a non-relevant document (there the
+doc ids, not the model, decide the order), and c2t_canonical_retro_* rank the abbreviated
+descriptions as the paper defines them, or with --c2t-canonical-corpus full the full texts as
+the official runner and MTEB do.
+
 examples:
   coreb evaluate examples/run.trec --qrels examples/qrels.trec \\
       --exclude examples/c2c_anchors.json
@@ -41,6 +48,7 @@ examples:
   coreb evaluate --dataset coreb --model bm25 minilm --out results   # side by side
   coreb evaluate --dataset coreb --model BAAI/bge-small-en-v1.5 --out results --cache-dir cache
   coreb evaluate --dataset coreb --model bm25 --reranker minilm --rerank-top-k 128 --out results
+  coreb evaluate --dataset coreb --model bm25 --c2t-canonical-corpus full --out results-runner
   coreb evaluate --qualcode qualcode --model bm25 minilm --reranker minilm --out results"""
 
 EPILOG = """\
@@ -80,6 +88,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "scores per pair, the slow one for a reranker on CPU) and mc (MCA); default all",
     )
     parser.add_argument("--releases", nargs="+", help="with --dataset: only these releases")
+    parser.add_argument(
+        "--c2t-canonical-corpus",
+        choices=C2T_CANONICAL_CORPORA,
+        help="with --dataset: what the c2t_canonical_retro_* subtasks rank: 'abbreviated' "
+        "descriptions (the default, the paper's definition, A.3) or the 'full' texts (what the "
+        "official CoREB runner and MTEB's C2T task rank, to reproduce their figures); stated "
+        "in results.json and summary.md",
+    )
     parser.add_argument("--out", type=Path, help="with --dataset: the results folder")
     parser.add_argument("--top-k", type=int, default=1000, help="documents kept per query (1000)")
     parser.add_argument("--batch-size", type=int, help="dense models: encoding batch size")
@@ -131,6 +147,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.c2t_canonical_corpus is not None and args.dataset is None:
+        raise ValueError(
+            "--c2t-canonical-corpus only applies with --dataset DIR: a run file is scored "
+            "against the qrels it is given"
+        )
     if args.qualcode_tasks and args.qualcode is None:
         raise ValueError("--qualcode-tasks only applies with --qualcode DIR")
     if args.qualcode is not None:
@@ -188,6 +209,7 @@ def _run_dataset(args: argparse.Namespace) -> int:
             no_positive_policy=args.no_positive_policy,
             reranker=second,
             rerank_top_k=rerank_top_k,
+            c2t_canonical_corpus=args.c2t_canonical_corpus or "abbreviated",
             **options,
         )
         for res in results:

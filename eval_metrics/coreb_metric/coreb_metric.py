@@ -10,10 +10,18 @@ Configs:
     mca:     multi-condition accuracy, overall and per number of conditions.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+
 import datasets
 import evaluate
 
 from eval_metrics import evaluate_retrieval
+from eval_metrics._checks import check_num_conditions
+from eval_metrics._checks import check_query_scores
+from eval_metrics._checks import check_relevance
+from eval_metrics._checks import check_score
 from eval_metrics.preference import mca
 from eval_metrics.preference import qpa
 
@@ -68,6 +76,57 @@ Examples:
 """
 
 _CONFIGS = ("default", "qpa", "mca")
+_ROW_VALUES = {"predictions": "scores", "references": "relevance"}
+
+
+def _check_row(row, index, kind):
+    """One prediction or reference row, checked on the caller's values: evaluate casts rows
+    through the features before ``_compute`` sees them (int64 truncates 1.9 to 1, float64 reads
+    "0.9" and True as numbers, string ids turn 7 into "7"), so the checks must come first."""
+    values_key = _ROW_VALUES[kind]
+    if not isinstance(row, Mapping):
+        raise TypeError(
+            f"{kind}[{index}] must be a dict with query_id, doc_ids and {values_key}, "
+            f"got {type(row).__name__}"
+        )
+    missing = [k for k in ("query_id", "doc_ids", values_key) if k not in row]
+    if missing:
+        raise ValueError(f"{kind}[{index}] lacks {', '.join(missing)}")
+    query_id = row["query_id"]
+    if not isinstance(query_id, str):
+        raise TypeError(f"{kind}[{index}]: query_id must be a str, got {query_id!r}")
+    where = f"{kind}[{index}] (query {query_id!r})"
+    doc_ids, values = row["doc_ids"], row[values_key]
+    for name, seq in (("doc_ids", doc_ids), (values_key, values)):
+        if isinstance(seq, (str, bytes, Mapping)) or not hasattr(seq, "__len__"):
+            raise TypeError(f"{where}: {name} must be a list, got {type(seq).__name__}")
+    for j, doc_id in enumerate(doc_ids):
+        if not isinstance(doc_id, str):
+            raise TypeError(f"{where}: doc_ids[{j}] must be a str, got {doc_id!r}")
+    # misaligned lengths and duplicates are reported by _compute, after evaluate's pairing
+    docs = dict(zip(doc_ids, values, strict=False))
+    try:
+        if kind == "predictions":
+            check_query_scores(query_id, docs)
+        else:
+            for doc_id, rel in docs.items():
+                check_relevance(rel, query_id, doc_id)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"{where}: {err}") from None
+
+
+def _check_batch(config_name, batch):
+    """Every value of a batch, before evaluate stores it (one check per kind, in _checks)."""
+    if config_name in ("qpa", "mca"):
+        for name, what in (("chosen_score", "chosen"), ("rejected_score", "rejected")):
+            for i, value in enumerate(batch.get(name) or ()):
+                check_score(value, i, what, what="triplet")
+        for i, value in enumerate(batch.get("num_conditions") or ()):
+            check_num_conditions(value, i)
+        return
+    for kind in _ROW_VALUES:
+        for i, row in enumerate(batch.get(kind) or ()):
+            _check_row(row, i, kind)
 
 
 def _rows_to_mapping(rows, values_key, kind):
@@ -137,6 +196,22 @@ class CorebMetric(evaluate.Metric):
             features=features,
             reference_urls=["https://github.com/hq-bench/coreb"],
         )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of rows, each value checked as the library checks it (evaluate appends
+        the inputs description to this docstring)."""
+        _check_batch(
+            self.config_name, {"predictions": predictions, "references": references, **kwargs}
+        )
+        super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one row, checked as :meth:`add_batch` checks a batch."""
+        batch = {k: [v] for k, v in kwargs.items() if v is not None}
+        batch.update({"predictions": [prediction] if prediction is not None else None,
+                      "references": [reference] if reference is not None else None})  # fmt: skip
+        _check_batch(self.config_name, batch)
+        super().add(prediction=prediction, reference=reference, **kwargs)
 
     def _compute(
         self,

@@ -139,3 +139,108 @@ def test_mca_config():
 def test_unknown_config_is_named():
     with pytest.raises(KeyError, match="no config 'ndcg'"):
         evaluate.load(eval_metrics.COREB_METRIC_PATH, "ndcg")
+
+
+# ── The module checks raw inputs as the library does (evaluate casts them otherwise) ────────
+ONE_REF = [{"query_id": "q1", "doc_ids": ["a"], "relevance": [2]}]
+ONE_PRED = [{"query_id": "q1", "doc_ids": ["a"], "scores": [0.9]}]
+
+
+@pytest.mark.parametrize(
+    ("relevance", "error", "message"),
+    [
+        # int64 features would truncate these to [1, 2] and [2, 0]
+        ([1.9, 2], ValueError, r"references\[0\].*qrels\['q1'\]\['a'\].*integer.*1\.9"),
+        ([2.999, 0], ValueError, r"references\[0\].*qrels\['q1'\]\['a'\].*integer.*2\.999"),
+        ([True, 2], ValueError, r"references\[0\].*qrels\['q1'\]\['a'\].*True"),
+        (["2", 2], ValueError, r"references\[0\].*qrels\['q1'\]\['a'\].*'2'"),
+        # int64 would keep it and pytrec_eval's C int would wrap it: nDCG 0.0 instead of 1.0
+        ([2**32 + 1, 2], ValueError, r"references\[0\].*qrels\['q1'\]\['a'\].*at most 65535"),
+    ],
+)
+def test_module_refuses_what_its_features_would_cast(metric, relevance, error, message):
+    references = [{"query_id": "q1", "doc_ids": ["a", "b"], "relevance": relevance}]
+    predictions = [{"query_id": "q1", "doc_ids": ["a", "b"], "scores": [0.9, 0.1]}]
+    with pytest.raises(error, match=message):
+        metric.compute(predictions=predictions, references=references)
+
+
+@pytest.mark.parametrize(
+    ("scores", "error", "message"),
+    [
+        (["0.9"], TypeError, r"predictions\[0\].*run\['q1'\]\['a'\] must be a finite real.*'0.9'"),
+        ([True], TypeError, r"predictions\[0\].*run\['q1'\]\['a'\] must be a finite real.*True"),
+        ([1e39], ValueError, r"predictions\[0\].*run\['q1'\]\['a'\].*single precision"),
+        ([10**400], ValueError, r"predictions\[0\].*run\['q1'\]\['a'\].*too large"),
+    ],
+)
+def test_module_refuses_scores_of_the_wrong_kind(metric, scores, error, message):
+    predictions = [{"query_id": "q1", "doc_ids": ["a"], "scores": scores}]
+    with pytest.raises(error, match=message):
+        metric.compute(predictions=predictions, references=ONE_REF)
+
+
+def test_module_refuses_ids_that_are_not_strings(metric):
+    predictions = [{"query_id": "q1", "doc_ids": ["a", 7], "scores": [0.9, 0.1]}]
+    with pytest.raises(TypeError, match=r"predictions\[0\].*doc_ids\[1\] must be a str, got 7"):
+        metric.compute(predictions=predictions, references=ONE_REF)
+    references = [{"query_id": 1, "doc_ids": ["a"], "relevance": [2]}]
+    with pytest.raises(TypeError, match=r"references\[0\].*query_id must be a str, got 1"):
+        metric.compute(predictions=ONE_PRED, references=references)
+
+
+def test_module_checks_every_batch(metric):
+    # add_batch is the other way in: the same checks apply there
+    metric.add_batch(predictions=ONE_PRED, references=ONE_REF)
+    with pytest.raises(ValueError, match=r"references\[0\].*1\.5"):
+        metric.add_batch(
+            predictions=ONE_PRED,
+            references=[{"query_id": "q2", "doc_ids": ["a"], "relevance": [1.5]}],
+        )
+    with pytest.raises(TypeError, match=r"predictions\[0\].*finite real.*'0.5'"):
+        metric.add(
+            prediction={"query_id": "q2", "doc_ids": ["a"], "scores": ["0.5"]},
+            reference={"query_id": "q2", "doc_ids": ["a"], "relevance": [2]},
+        )
+    assert metric.compute()["n_queries"] == 1
+    qpa = evaluate.load(eval_metrics.COREB_METRIC_PATH, "qpa")
+    with pytest.raises(TypeError, match=r"triplet\[0\]\['chosen'\].*True"):
+        qpa.add(chosen_score=True, rejected_score=0.1)
+    qpa.add(chosen_score=0.9, rejected_score=0.1)
+    assert qpa.compute() == {"qpa": 1.0, "n_triplets": 1}
+
+
+def test_module_valid_input_still_scores(metric):
+    # numpy values are what callers often pass; integral numpy grades and real scores are fine
+    import numpy as np
+
+    out = metric.compute(
+        predictions=[{"query_id": "q1", "doc_ids": ["a", "b"], "scores": np.array([0.2, 0.9])}],
+        references=[{"query_id": "q1", "doc_ids": ["a", "b"], "relevance": np.array([2, 1])}],
+        k_values=[1, 10],
+    )
+    assert out["ndcg_at_1"] == 0.0 and out["mrr_at_10"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("config", "inputs", "error", "message"),
+    [
+        ("qpa", {"chosen_score": ["0.9"], "rejected_score": [0.1]}, TypeError,
+         r"triplet\[0\]\['chosen'\] must be a finite real.*'0.9'"),
+        ("qpa", {"chosen_score": [0.9], "rejected_score": [False]}, TypeError,
+         r"triplet\[0\]\['rejected'\] must be a finite real.*False"),
+        ("mca", {"chosen_score": [0.9, 0.8], "rejected_score": [0.1, 0.1],
+                 "num_conditions": [2.9, 1]}, ValueError,
+         r"num_conditions\[0\] must be a positive int.*2\.9"),
+        ("mca", {"chosen_score": [0.9], "rejected_score": [0.1], "num_conditions": [True]},
+         ValueError, r"num_conditions\[0\] must be a positive int.*True"),
+        ("mca", {"chosen_score": [0.9], "rejected_score": [0.1], "num_conditions": ["2"]},
+         ValueError, r"num_conditions\[0\] must be a positive int.*'2'"),
+        ("mca", {"chosen_score": [True], "rejected_score": [0.1], "num_conditions": [1]},
+         TypeError, r"triplet\[0\]\['chosen'\] must be a finite real.*True"),
+    ],
+)  # fmt: skip
+def test_preference_configs_refuse_what_their_features_would_cast(config, inputs, error, message):
+    module = evaluate.load(eval_metrics.COREB_METRIC_PATH, config)
+    with pytest.raises(error, match=message):
+        module.compute(**inputs)

@@ -217,3 +217,65 @@ def test_bad_policy_and_exclusions():
         evaluate_retrieval(qrels, run, exclude={"z": ["a"]})
     with pytest.raises(ValueError, match="relevance_level must be >= 1"):
         evaluate_retrieval(qrels, run, relevance_level=0)
+
+
+# ── Grades pytrec_eval cannot hold ───────────────────────────────────────────────────────────
+
+
+def test_grades_beyond_the_supported_range_are_refused():
+    # pytrec_eval holds grades as C ints: 2**32 + 1 wraps to 1, below the relevance level, and
+    # the query scored nDCG 0.0 instead of 1.0
+    with pytest.raises(ValueError, match=r"qrels\['q1'\]\['a'\] is 4294967297.*at most 65535"):
+        evaluate_retrieval({"q1": {"a": 2**32 + 1}}, {"q1": {"a": 1.0}})
+    with pytest.raises(ValueError, match=r"qrels\['q1'\]\['a'\] is 65536.*at most 65535"):
+        evaluate_retrieval({"q1": {"a": 65536}}, {"q1": {"a": 1.0}})
+    # the largest accepted grade is a grade like any other
+    res = evaluate_retrieval({"q1": {"a": 65535, "b": 2}}, {"q1": {"b": 1.0, "a": 0.5}})
+    ideal = 65535 + 2 / log2(3)
+    assert res.per_query["q1"]["ndcg_at_10"] == pytest.approx((2 + 65535 / log2(3)) / ideal)
+
+
+def test_grades_of_two_to_the_31_and_32_raise_instead_of_crashing():
+    # In one process these two crashed pytrec_eval (a segfault): run them in a child so that a
+    # crash fails this test instead of killing pytest.
+    import subprocess
+    import sys
+
+    code = (
+        "from eval_metrics import evaluate_retrieval\n"
+        "for grade in (2**31, 2**32):\n"
+        "    try:\n"
+        "        evaluate_retrieval({'q1': {'a': grade}}, {'q1': {'a': 1.0}})\n"
+        "    except ValueError as err:\n"
+        "        print('refused', grade, 'at most 65535' in str(err))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == [f"refused {2**31} True", f"refused {2**32} True"]
+
+
+def test_relevance_level_and_cutoffs_must_fit_a_c_int():
+    qrels, run = {"q": {"a": 2}}, {"q": {"a": 1.0}}
+    # pytrec_eval answered these with "Expected object_relevance_per_qid dictionary"
+    with pytest.raises(ValueError, match=r"relevance_level must be at most 65535, got 2147483648"):
+        evaluate_retrieval(qrels, run, relevance_level=2**31)
+    # beyond 2**63 - 1 trec_eval clamps the cutoff and the result keys no longer match
+    with pytest.raises(ValueError, match=r"k_values for 'ndcg'.*at most 2147483647"):
+        evaluate_retrieval(qrels, run, k_values={"ndcg": [2**64]})
+
+
+def test_boolean_scores_are_refused_and_numpy_scores_are_read():
+    # True was read as a score of 1.0; numpy scalars made pytrec_eval fail with "Unable to
+    # extract query/object scores"
+    import numpy as np
+
+    with pytest.raises(TypeError, match=r"run\['q'\]\['a'\] must be a finite real.*True"):
+        evaluate_retrieval({"q": {"a": 2}}, {"q": {"a": True, "b": 0.7}})
+    with pytest.raises(TypeError, match=r"run\['q'\]\['a'\] must be a finite real.*True"):
+        evaluate_retrieval({"q": {"a": 2}}, {"q": {"a": np.bool_(True), "b": 0.7}})
+    with pytest.raises(ValueError, match=r"run\['q'\]\['a'\] is an integer too large"):
+        evaluate_retrieval({"q": {"a": 2}}, {"q": {"a": 10**400}})
+    run = {"q": {"a": np.float32(0.5), "b": np.float64(0.7), "c": np.int64(0)}}
+    res = evaluate_retrieval({"q": {"a": 2}}, run, k_values={"mrr": [10]})
+    assert res.per_query["q"]["mrr_at_10"] == 0.5  # b (0.7) first, then a (0.5)
+    assert type(run["q"]["a"]) is np.float32  # the caller's run is not converted in place

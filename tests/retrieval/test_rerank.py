@@ -153,6 +153,10 @@ def test_fake_reranker_end_to_end(hub, tmp_path):
         on_disk = json.loads((tmp_path / "BM25" / release / "results.json").read_text())
         assert saved["first_stage_rows"] == on_disk["rows"] == first["rows"]
         assert saved["rerank_top_k"] == 5 and saved["rerank_seconds"] >= 0
+        # the reranked result states the first stage's corpus view and has its own tie shares
+        assert saved["c2t_canonical_corpus"] == first["c2t_canonical_corpus"] == "abbreviated"
+        assert saved["corpora"] == first["corpora"]
+        assert all("positive_tie_share" in r and "n_tie_eligible" in r for r in saved["rows"])
         meta = saved["reranker"]
         assert meta["name"] == "fake" and meta["fingerprint"] == "fake-1"
         assert meta["backend"] == "FakeReranker" and meta["max_length"] == 64
