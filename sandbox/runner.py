@@ -8,6 +8,7 @@ resumes an interrupted run).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -31,10 +32,14 @@ from sandbox.isolation import (
     Limits,
     RunOutcome,
     SandboxSession,
+    Stopper,
     bubblewrap_path,
     cgroups_available,
     give_to_sandbox,
+    make_temp_dir,
+    reclaim_leftovers,
     run_command,
+    temp_root,
     zygote_binary,
 )
 from sandbox.languages import Language, get_language
@@ -47,9 +52,11 @@ VERDICTS = (
     "runtime_error",
     "time_limit",
     "memory_limit",
+    "process_limit",
     "output_limit",
     "compile_error",
 )
+MAX_CODE_BYTES = 1024 * 1024
 _TAIL = 2000  # characters of stderr kept per test
 
 
@@ -70,10 +77,16 @@ class ExecutionConfig:
             and peak memory come from per-run cgroups and are not skewed by it. For
             timing-grade wall-clock figures use ``workers=1``.
         float_tolerance: absolute/relative tolerance for float tokens in stdio tests.
-        work_root: where the per-candidate build directories are created (removed after use).
+        work_root: where the per-candidate build directories are created (removed after use;
+            default: ``TMPDIR``, or ``/tmp`` when the sandbox user cannot traverse ``TMPDIR``).
+        max_code_bytes: the largest source file (UTF-8 bytes, the test program included) that
+            is built or parsed; a bigger candidate gets ``compile_error`` for every test without
+            anything of it being parsed or run on the host. The default, 1 MiB, is twice the
+            largest source a judge accepts (AtCoder: 512 KiB; Codeforces: 64 KiB).
         sandbox_scope: ``"candidate"`` (default): one sandbox, with its cgroups, runs all the
             tests of a candidate, each test a fresh process of its own, with nothing of the
-            previous test left (processes, files in ``/work``, ``/tmp``, ``/dev/shm``);
+            previous test left (processes, files at any depth in ``/work``, ``/tmp``,
+            ``/dev/shm``, SysV and POSIX IPC objects);
             see :class:`sandbox.isolation.SandboxSession`. ``"run"``: a fresh sandbox for
             every test run (slower by the sandbox's start-up, ~10-30 ms a run). Without
             bubblewrap (``isolation="none"``) or a C compiler to build the resident runner,
@@ -92,6 +105,7 @@ class ExecutionConfig:
     float_tolerance: float = FLOAT_TOLERANCE
     work_root: str | None = None
     sandbox_scope: str = "candidate"
+    max_code_bytes: int = MAX_CODE_BYTES
 
     def __post_init__(self) -> None:
         if self.isolation not in ("bubblewrap", "none"):
@@ -104,6 +118,11 @@ class ExecutionConfig:
             raise ValueError(f"repeats must be a positive int, got {self.repeats!r}")
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers!r}")
+        if (isinstance(self.max_code_bytes, bool) or not isinstance(self.max_code_bytes, int)
+                or self.max_code_bytes < 1):  # fmt: skip
+            raise ValueError(
+                f"max_code_bytes must be a positive int (bytes), got {self.max_code_bytes!r}"
+            )
 
 
 def check_candidate(record: object, where: str = "candidate") -> dict[str, Any]:
@@ -150,6 +169,22 @@ def check_candidate(record: object, where: str = "candidate") -> dict[str, Any]:
                 raise ValueError(
                     f"{where} ({cid}): tests[{i}] must be {{'input': str, 'output': str}}"
                 )
+    # Everything is written to files as UTF-8: a lone surrogate (valid JSON, "\ud800") is bad
+    # input here, not a crash in the middle of a run.
+    texts = [("code", record["code"])]
+    if isinstance(test_program, str):
+        texts.append(("test_program", test_program))
+    if style != "unittest":
+        for i, test in enumerate(tests):
+            texts += [(f"tests[{i}].input", test["input"]), (f"tests[{i}].output", test["output"])]
+    for name, text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ValueError(
+                f"{where} ({cid}): {name} holds a lone surrogate {text[err.start]!r} at character "
+                f"{err.start}, which no UTF-8 file can: fix the text's encoding"
+            ) from None
     if style == "functional":
         if record["language"] != "python":
             raise ValueError(f"{where} ({cid}): functional tests are supported for Python only")
@@ -172,12 +207,16 @@ def _verdict(outcome: RunOutcome, stdout: Path, stderr: Path, expected: str | No
              style: str, tolerance: float, lang: Language) -> str:  # fmt: skip
     if outcome.timed_out:
         return "time_limit"
+    if outcome.memory_exceeded:
+        return "memory_limit"
+    failed = outcome.exit_code not in (0, None)
+    if failed and outcome.process_limit:
+        # A fork or thread refused at the process cap, then a failure: the cap is the cause,
+        # even where the runtime words it as memory (Java: "OutOfMemoryError: unable to create
+        # native thread"). A program that copes with the refusal is judged as usual.
+        return "process_limit"
     err = _tail(stderr)
-    if (
-        outcome.memory_exceeded
-        or "java.lang.OutOfMemoryError" in err
-        or ("MemoryError" in err and outcome.exit_code not in (0, None))
-    ):
+    if "java.lang.OutOfMemoryError" in err or ("MemoryError" in err and failed):
         return "memory_limit"
     if outcome.output_exceeded:
         return "output_limit"
@@ -222,16 +261,11 @@ class Executor:
                 "isolation. Install the Debian package bubblewrap (`make system-deps`), or opt "
                 "out explicitly with isolation='none' (CLI: --no-isolation)."
             )
-        if self.config.work_root is not None:
-            root = Path(self.config.work_root)
-            if not root.is_dir():
-                raise ValueError(f"work_root {root} is not a directory")
-            closed = [p for p in (root, *root.resolve().parents) if not p.stat().st_mode & 0o001]
-            if os.geteuid() == 0 and closed:
-                raise ValueError(
-                    f"work_root {root} is not traversable by the sandbox user (uid 65534): "
-                    f"chmod o+x {closed[0]} (build directories inside stay private, mode 0711)"
-                )
+        # Build folders go where the sandbox user can reach them (a private TMPDIR is left
+        # alone); what killed runs left there, and their cgroups, is reclaimed first.
+        self.temp_root = temp_root(self.config.work_root)
+        reclaim_leftovers({self.temp_root, Path(tempfile.gettempdir())})
+        self._stopper = Stopper()
         self._caches: dict[str, Path] = {}
         self._cache_lock = threading.Lock()
         self.use_cgroups = cgroups_available()
@@ -266,6 +300,7 @@ class Executor:
             memory_overhead_mb=lang.memory_overhead_mb,
             use_cgroups=self.use_cgroups,
             binds=binds,
+            stopper=self._stopper,
         )
 
     def _warm_cache(self, lang: Language) -> Path:
@@ -273,9 +308,7 @@ class Executor:
         with self._cache_lock:
             if lang.name in self._caches:
                 return self._caches[lang.name]
-            root = Path(
-                tempfile.mkdtemp(prefix=f"coreb-{lang.name}-cache-", dir=self.config.work_root)
-            )
+            root = make_temp_dir(f"{lang.name}-cache", self.temp_root)
             weakref.finalize(self, shutil.rmtree, root, True)
             app, cache = root / "app", root / "cache"
             app.mkdir()
@@ -313,7 +346,8 @@ class Executor:
             limits = replace(limits, wall_time_s=max(t * 2, t + 1), cpu_time_s=t)
         if cand.get("memory_mb") is not None:
             limits = replace(limits, memory_mb=int(cand["memory_mb"]))
-        build = Path(tempfile.mkdtemp(prefix="coreb-sandbox-", dir=self.config.work_root))
+        self._stopper.check()
+        build = make_temp_dir("sandbox", self.temp_root)
         try:
             return self._run_in(build, cand, lang, limits)
         finally:
@@ -328,13 +362,15 @@ class Executor:
         # Go needs solution and test in one file; other languages append the test program.
         unit_file = style == "unittest" and lang.test_source is not None
         if unit_file:
-            merged = go_unittest_file(cand["code"], cand["test_program"])
-            (app / lang.test_source).write_text(merged, encoding="utf-8")
+            source = go_unittest_file(cand["code"], cand["test_program"])
         else:
             source = program_source(
                 cand["code"], style, cand.get("fn_name"), cand.get("test_program")
             )
-            (app / lang.source).write_text(source, encoding="utf-8")
+        size = len(source.encode("utf-8"))
+        if size > self.config.max_code_bytes:
+            return self._refused(cand, lang, style, limits, size)
+        (app / (lang.test_source if unit_file else lang.source)).write_text(source, "utf-8")
         build_argv = lang.test_compile if unit_file else lang.compile
         run_argv = lang.test_run if unit_file else lang.run_argv(limits.memory_mb)
         binds: list[tuple[Path, str, bool]] = []
@@ -350,18 +386,11 @@ class Executor:
         build.chmod(0o711)
         give_to_sandbox(app)
 
-        result: dict[str, Any] = {
-            "id": cand["id"],
-            "language": lang.name,
-            "test_style": style,
-            "isolation": "bubblewrap" if self.isolate else "none",
-            "accounting": "cgroup" if self.use_cgroups else "rlimit",
-            "sandbox_scope": "candidate" if self.zygote is not None else "run",
-        }
+        result = self._header(cand, lang, style)
         compile_info: dict[str, Any] = {"ok": True, "time_s": 0.0}
         if lang.syntax_check is not None and not unit_file:
             start = time.perf_counter()
-            error = lang.syntax_check((app / lang.source).read_text(encoding="utf-8"))
+            error = lang.syntax_check(source)
             compile_info = {"ok": error is None, "time_s": time.perf_counter() - start}
             if error is not None:
                 compile_info["stderr"] = error
@@ -392,6 +421,7 @@ class Executor:
                     env=lang.env,
                     memory_overhead_mb=lang.memory_overhead_mb,
                     use_cgroups=self.use_cgroups,
+                    stopper=self._stopper,
                 )
             with session as open_session:
                 tests = self._run_tests(
@@ -402,6 +432,11 @@ class Executor:
             first = next(t for t in tests if t["verdict"] == "compile_error")
             compile_info = {**compile_info, "ok": False, "stderr": first.get("stderr_tail", "")}
             result["compile"] = compile_info
+        return self._finish(result, tests, n_tests, limits)
+
+    def _finish(
+        self, result: dict[str, Any], tests: list[dict[str, Any]], n_tests: int, limits: Limits
+    ) -> dict[str, Any]:
         passed_n = sum(t["verdict"] == "pass" for t in tests)
         result.update(
             {
@@ -416,6 +451,33 @@ class Executor:
             }
         )
         return result
+
+    def _refused(
+        self, cand: dict, lang: Language, style: str, limits: Limits, size: int
+    ) -> dict[str, Any]:
+        """The result of a candidate over ``max_code_bytes``: nothing of it was parsed or run."""
+        cap = self.config.max_code_bytes
+        result = self._header(cand, lang, style)
+        result["compile"] = {
+            "ok": False,
+            "time_s": 0.0,
+            "stderr": f"refused: the source is {size:,} bytes, over the cap of {cap:,} bytes "
+            "(ExecutionConfig.max_code_bytes, coreb execute --max-code-bytes); nothing of it "
+            "was parsed, built or run",
+        }
+        n_tests = len(cand["tests"]) if style != "unittest" else 1
+        tests = [{"verdict": "compile_error"} for _ in range(n_tests)]
+        return self._finish(result, tests, n_tests, limits)
+
+    def _header(self, cand: dict, lang: Language, style: str) -> dict[str, Any]:
+        return {
+            "id": cand["id"],
+            "language": lang.name,
+            "test_style": style,
+            "isolation": "bubblewrap" if self.isolate else "none",
+            "accounting": "cgroup" if self.use_cgroups else "rlimit",
+            "sandbox_scope": "candidate" if self.zygote is not None else "run",
+        }
 
     def _run_tests(
         self,
@@ -451,6 +513,7 @@ class Executor:
                         isolate=self.isolate,
                         memory_overhead_mb=lang.memory_overhead_mb,
                         use_cgroups=self.use_cgroups,
+                        stopper=self._stopper,
                     )
                 outcomes.append(outcome)
                 verdicts.append(
@@ -458,7 +521,7 @@ class Executor:
                         outcome, out, err, case["output"], style, self.config.float_tolerance, lang
                     )
                 )
-                if verdicts[-1] in ("time_limit", "memory_limit", "output_limit"):
+                if verdicts[-1] in ("time_limit", "memory_limit", "process_limit", "output_limit"):
                     break  # no point re-running a program that blew a limit
             test = {"verdict": verdicts[0], **_measure(outcomes)}
             if len(set(verdicts)) > 1:
@@ -472,7 +535,12 @@ class Executor:
     def run_many(
         self, candidates: Iterable[Mapping[str, Any]], progress: bool = False
     ) -> Iterator[dict[str, Any]]:
-        """Execute candidates in parallel; yields results as they complete (any order)."""
+        """Execute candidates in parallel; yields results as they complete (any order).
+
+        When the caller stops early (an exception, ``KeyboardInterrupt``, closing the
+        generator), the runs in flight are killed at once and their candidates' results, which
+        they would falsify, are never yielded; their folders and cgroups are removed.
+        """
         cands = list(candidates)
         for i, cand in enumerate(cands):
             check_candidate(cand, f"candidate {i}")
@@ -484,26 +552,34 @@ class Executor:
         bar = tqdm(
             total=len(cands), desc="executing", unit="cand", disable=None if progress else True
         )
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            pending = set()
-            queue = iter(cands)
-            for cand in queue:
-                pending.add(pool.submit(self.run_candidate, cand))
-                if len(pending) >= 2 * workers:
-                    break
-            try:
-                while pending:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        bar.update(1)
-                        yield fut.result()
-                        nxt = next(queue, None)
-                        if nxt is not None:
-                            pending.add(pool.submit(self.run_candidate, nxt))
-            finally:
-                for fut in pending:
-                    fut.cancel()
-                bar.close()
+        finished = False
+        try:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                pending = set()
+                queue = iter(cands)
+                try:
+                    for cand in queue:
+                        pending.add(pool.submit(self.run_candidate, cand))
+                        if len(pending) >= 2 * workers:
+                            break
+                    while pending:
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for fut in done:
+                            bar.update(1)
+                            yield fut.result()
+                            nxt = next(queue, None)
+                            if nxt is not None:
+                                pending.add(pool.submit(self.run_candidate, nxt))
+                    finished = True
+                finally:
+                    for fut in pending:
+                        fut.cancel()
+                    if not finished:  # the pool's exit then waits only for killed runs
+                        self._stopper.stop()
+        finally:
+            bar.close()
+            if not finished:  # this executor may run candidates again
+                self._stopper = Stopper()
 
 
 def execute(
@@ -538,7 +614,12 @@ def read_candidates(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 
 def _completed_ids(out_path: Path) -> set[str]:
-    """Ids already in a results file; a torn last line (interrupted write) is cut off."""
+    """Ids already in a results file; a torn last line (interrupted write) is cut off.
+
+    An id with more than one result (two runs that wrote the same file before it was locked)
+    is an error naming the ids and their lines: the lines may disagree (a flaky candidate), and
+    which one is right is not ours to guess; resuming would keep both.
+    """
     if not out_path.exists():
         return set()
     data = out_path.read_bytes()
@@ -547,16 +628,53 @@ def _completed_ids(out_path: Path) -> set[str]:
         logger.warning("%s: dropping an unfinished last line left by an interrupted run", out_path)
         with open(out_path, "r+b") as handle:
             handle.truncate(keep)
-    ids = set()
+    lines: dict[str, list[int]] = {}
     for number, line in enumerate(data[:keep].splitlines(), start=1):
         if line.strip():
             try:
-                ids.add(json.loads(line)["id"])
+                lines.setdefault(json.loads(line)["id"], []).append(number)
             except (json.JSONDecodeError, KeyError, TypeError):
                 raise ValueError(
                     f"{out_path}:{number}: not a result line; is this the right --out file?"
                 ) from None
-    return ids
+    repeated = {i: n for i, n in lines.items() if len(n) > 1}
+    if repeated:
+        shown = ", ".join(
+            f"{i!r} (lines {', '.join(map(str, n))})" for i, n in list(repeated.items())[:5]
+        )
+        raise ValueError(
+            f"{out_path}: {len(repeated)} ids have more than one result: {shown}"
+            f"{', ...' if len(repeated) > 5 else ''}; keep one line per id (or delete those "
+            "ids' lines to run them again), then resume"
+        )
+    return set(lines)
+
+
+def _lock_holder(path: Path) -> str:
+    """Who holds the lock on ``path``, from ``/proc/locks`` (Linux), as ``pid N``."""
+    with contextlib.suppress(OSError, ValueError):
+        info = path.stat()
+        inode = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if "->" not in fields and len(fields) > 5 and fields[5] == inode:
+                return f"pid {int(fields[4])}"
+    return "another process"
+
+
+@contextlib.contextmanager
+def _locked_for_append(out_path: Path) -> Iterator[Any]:
+    """``out_path`` opened for appending, with an exclusive lock held until the block ends:
+    two runs writing one results file would run every candidate twice."""
+    with open(out_path, "a", encoding="utf-8") as out:
+        try:
+            fcntl.flock(out, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(
+                f"{out_path} is being written by another run ({_lock_holder(out_path)}): wait "
+                "for it to end, or give this run another --out"
+            ) from None
+        yield out
 
 
 def execute_file(
@@ -568,23 +686,26 @@ def execute_file(
     """Execute a candidates JSONL file, streaming results to ``out_path`` (JSONL).
 
     An interrupted run resumes: candidates whose result is already in ``out_path`` are skipped,
-    so nothing is recomputed or lost. Returns counts of skipped and executed candidates.
+    so nothing is recomputed or lost. ``out_path`` is locked while the run writes it: a second
+    run on the same file fails at once (:class:`ValueError` naming the lock holder). Returns
+    counts of skipped and executed candidates.
     """
     out_path = Path(out_path)
     candidates = read_candidates(in_path)
-    done = _completed_ids(out_path)
-    unknown = done - {c["id"] for c in candidates}
-    if unknown:
-        raise ValueError(
-            f"{out_path} holds results for {len(unknown)} ids that are not in {in_path} "
-            f"(e.g. {sorted(unknown)[0]!r}): is this the right --out file?"
-        )
-    todo = [c for c in candidates if c["id"] not in done]
-    executed = 0
-    with open(out_path, "a", encoding="utf-8") as out:
-        for result in Executor(config).run_many(todo, progress=progress):
-            out.write(json.dumps(result) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-            executed += 1
+    with _locked_for_append(out_path) as out:
+        done = _completed_ids(out_path)
+        unknown = done - {c["id"] for c in candidates}
+        if unknown:
+            raise ValueError(
+                f"{out_path} holds results for {len(unknown)} ids that are not in {in_path} "
+                f"(e.g. {sorted(unknown)[0]!r}): is this the right --out file?"
+            )
+        todo = [c for c in candidates if c["id"] not in done]
+        executed = 0
+        with contextlib.closing(Executor(config).run_many(todo, progress=progress)) as results:
+            for result in results:
+                out.write(json.dumps(result) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+                executed += 1
     return {"skipped": len(done), "executed": executed, "total": len(candidates)}

@@ -13,8 +13,10 @@
  * stream: kill everything and exit. The zygote says "I" once, when it is ready.
  *
  * Between tests nothing survives: every process but this one is SIGKILLed (kill(-1) from PID 1
- * reaches every other process of the namespace; orphans are reparented here and reaped) and the
- * writable places (/work, /tmp, /dev/shm) are emptied, so each test starts as a fresh run does.
+ * reaches every other process of the namespace; orphans are reparented here and reaped), the
+ * writable places (/work, /tmp, /dev/shm) are emptied at any depth, and every IPC object (SysV
+ * shared memory, message queues, semaphores; POSIX message queues) is removed, so each test
+ * starts as a fresh run does.
  * As PID 1 the zygote cannot be killed from inside the sandbox (the kernel drops SIGKILL and
  * SIGSTOP sent to a namespace's init from within), and it is not dumpable, so a test cannot
  * ptrace it or read its memory.
@@ -23,12 +25,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
 #include <sys/prctl.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -38,26 +45,76 @@
 #include <unistd.h>
 
 static const char *const WRITABLE[] = {"/work", "/tmp", "/dev/shm"};
+#define MQUEUE_DIR "/dev/mqueue"
 
-/* Remove everything inside the directory open at fd (not the directory itself). */
-static void empty_dir(int fd) {
+/* A name not used in the directory open at fd, for a subtree moved up to it. */
+static unsigned long moved_count;
+
+/* Empty one directory (open at fd, inside the directory open at top_fd): remove its files and
+ * empty subdirectories, and move every non-empty subdirectory up into top_fd, so each directory
+ * is read once and only two descriptors are open at any depth (a recursion holding one per
+ * level ran out of descriptors below ~250 levels and left the tree, and its space, behind).
+ * Returns whether anything was removed or moved. */
+static int flatten_into(int top_fd, int fd) {
     DIR *dir = fdopendir(fd);
     if (dir == NULL) {
         close(fd);
-        return;
+        return 0;
     }
+    int progress = 0;
     struct dirent *entry;
     while ((entry = readdir(dir)) != NULL) {
         const char *name = entry->d_name;
         if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
-        if (unlinkat(fd, name, 0) == 0) continue;
-        /* a directory (or one the test made unreadable): open it up, empty it, remove it */
+        if (unlinkat(fd, name, 0) == 0 || unlinkat(fd, name, AT_REMOVEDIR) == 0) {
+            progress = 1;
+            continue;
+        }
+        /* a non-empty directory, maybe one the test made unreadable: open it up, move it up */
         fchmodat(fd, name, 0700, 0);
-        int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) empty_dir(sub);
-        unlinkat(fd, name, AT_REMOVEDIR);
+        for (int tries = 0; tries < 1000; tries++) {
+            char moved[64];
+            snprintf(moved, sizeof moved, ".coreb-moved-%lu", moved_count++);
+            if (syscall(SYS_renameat2, fd, name, top_fd, moved, RENAME_NOREPLACE) == 0) {
+                progress = 1;
+                break;
+            }
+            if (errno != EEXIST) break;
+        }
     }
     closedir(dir);
+    return progress;
+}
+
+/* Remove everything inside the directory open at top_fd (not the directory itself), at any
+ * depth: subtrees are flattened into top_fd until nothing is left. */
+static void empty_dir(int top_fd) {
+    for (;;) {
+        int sub = dup(top_fd);
+        DIR *dir = sub >= 0 ? fdopendir(sub) : NULL;
+        if (dir == NULL) {
+            if (sub >= 0) close(sub);
+            return;
+        }
+        rewinddir(dir); /* the duplicate shares top_fd's offset, left at the end by a pass */
+        int left = 0, progress = 0;
+        struct dirent *entry;
+        while ((entry = readdir(dir)) != NULL) {
+            const char *name = entry->d_name;
+            if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
+            if (unlinkat(top_fd, name, 0) == 0 || unlinkat(top_fd, name, AT_REMOVEDIR) == 0) {
+                progress = 1;
+                continue;
+            }
+            left = 1;
+            fchmodat(top_fd, name, 0700, 0);
+            int fd = openat(top_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0) progress |= flatten_into(top_fd, fd);
+            if (unlinkat(top_fd, name, AT_REMOVEDIR) == 0) progress = 1;
+        }
+        closedir(dir);
+        if (!left || !progress) return; /* empty, or nothing more can go (never seen) */
+    }
 }
 
 #define N_WRITABLE (sizeof WRITABLE / sizeof *WRITABLE)
@@ -75,7 +132,62 @@ static void empty_writable(void) {
     for (size_t i = 0; i < N_WRITABLE; i++) {
         chmod(WRITABLE[i], writable_modes[i]);
         int fd = open(WRITABLE[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd >= 0) empty_dir(fd);
+        if (fd >= 0) {
+            empty_dir(fd);
+            close(fd);
+        }
+    }
+}
+
+/* Remove the SysV objects listed in /proc/sysvipc/<kind> (this IPC namespace's, whatever their
+ * modes: the listing ignores permissions, and every object's creator is the sandbox user, whose
+ * identity this runner shares, so IPC_RMID is allowed). Returns how many were listed. */
+static int remove_sysv(const char *kind) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/sysvipc/%s", kind);
+    FILE *listing = fopen(path, "re");
+    if (listing == NULL) return 0;
+    char line[512];
+    int found = 0;
+    if (fgets(line, sizeof line, listing) == NULL) { /* the header */
+        fclose(listing);
+        return 0;
+    }
+    while (fgets(line, sizeof line, listing) != NULL) {
+        long long key;
+        int id;
+        if (sscanf(line, "%lld %d", &key, &id) != 2) continue;
+        found++;
+        if (kind[1] == 'h') shmctl(id, IPC_RMID, NULL);
+        else if (kind[1] == 's') msgctl(id, IPC_RMID, NULL);
+        else semctl(id, 0, IPC_RMID);
+    }
+    fclose(listing);
+    return found;
+}
+
+/* Remove every IPC object of the namespace: SysV shared memory, message queues and semaphore
+ * sets, and POSIX message queues (listed on the sandbox's mqueue mount). These are all the
+ * objects an IPC namespace holds (POSIX shared memory and semaphores are files in /dev/shm), so
+ * the next test sees the empty namespace a fresh sandbox has. Removing them needs no privilege,
+ * where a fresh IPC namespace per test would (CAP_SYS_ADMIN in the sandbox's user namespace). */
+static void clear_ipc(void) {
+    for (int pass = 0; pass < 3; pass++) {
+        int found = remove_sysv("shm") + remove_sysv("msg") + remove_sysv("sem");
+        DIR *queues = opendir(MQUEUE_DIR);
+        if (queues != NULL) {
+            struct dirent *entry;
+            while ((entry = readdir(queues)) != NULL) {
+                if (entry->d_name[0] == '.' &&
+                    (entry->d_name[1] == '\0' || strcmp(entry->d_name, "..") == 0))
+                    continue;
+                /* the system call takes the name without mq_unlink()'s leading slash */
+                syscall(SYS_mq_unlink, entry->d_name);
+                found++;
+            }
+            closedir(queues);
+        }
+        if (found == 0) return;
     }
 }
 
@@ -134,6 +246,7 @@ static int run_test(int sock, const int fds[3], char **argv, long long *elapsed)
         *elapsed = now_ns() - start;
         kill_all();
         empty_writable();
+        clear_ipc();
         return 126 << 8;
     }
     if (pid == 0) {
@@ -184,6 +297,7 @@ static int run_test(int sock, const int fds[3], char **argv, long long *elapsed)
     if (pidfd >= 0) close(pidfd);
     kill_all();
     empty_writable();
+    clear_ipc();
     return status;
 }
 

@@ -7,13 +7,18 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from sandbox.runner import MAX_CODE_BYTES
+
 NAME = "execute"
 HELP = "run code candidates against their tests in the sandbox (results streamed to JSONL)"
 DESCRIPTION = """\
 Run each candidate (Python, C++, Java, Go or Ruby) against its tests inside a bubblewrap
 sandbox (no network, nothing writable but a private tmpfs, no secrets, cgroup limits on
 memory, processes and CPU), compiling once per candidate. Results are appended to --out as
-they complete; re-running the same command resumes where an interrupted run stopped.
+they complete; re-running the same command resumes where an interrupted run stopped (Ctrl-C
+or SIGTERM stop it cleanly; after a SIGKILL the next run removes what it left). --out is
+locked: a second run on the same file stops with an error. A sandbox that cannot start is an
+error of the run, never a verdict.
 
 input lines (JSONL):
   {"id": "c1", "language": "python", "code": "...",
@@ -22,8 +27,8 @@ input lines (JSONL):
   "test_program" (unittest), "time_limit_s", "memory_mb"
 
 output lines: id, passed, pass_rate, test_passed, test_total, verdicts (pass, wrong_answer,
-  runtime_error, time_limit, memory_limit, output_limit, compile_error), per-test wall time,
-  CPU time and peak memory of the whole process tree, compile time.
+  runtime_error, time_limit, memory_limit, process_limit, output_limit, compile_error),
+  per-test wall time, CPU time and peak memory of the whole process tree, compile time.
 
 example:
   coreb execute candidates.jsonl --out results.jsonl --time-limit 2 --memory-mb 256"""
@@ -48,6 +53,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers",
         type=int,
         help="parallel candidates (default: 2 per core; 1 for wall-clock timing)",
+    )
+    parser.add_argument(
+        "--max-code-bytes",
+        type=int,
+        default=MAX_CODE_BYTES,
+        help="largest source (UTF-8 bytes) built or parsed; bigger ones get compile_error "
+        f"unparsed ({MAX_CODE_BYTES:,})",
+    )
+    parser.add_argument(
+        "--work-root",
+        type=Path,
+        help="folder for the build folders (default: TMPDIR, or /tmp when TMPDIR is private)",
     )
     parser.add_argument(
         "--fresh-sandbox-per-run",
@@ -78,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         repeats=args.repeats,
         sandbox_scope="run" if args.fresh_sandbox_per_run else "candidate",
         workers=args.workers,
+        max_code_bytes=args.max_code_bytes,
+        work_root=str(args.work_root) if args.work_root is not None else None,
     )
     counts = execute_file(args.candidates, args.out, config)
     verdicts: Counter[str] = Counter()

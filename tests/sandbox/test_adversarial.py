@@ -26,6 +26,7 @@ import pytest
 
 from sandbox import ExecutionConfig, Limits, execute
 from sandbox import isolation as isolation_module
+from sandbox.isolation import CGROUP_ROOT, CONTROLLERS, owner_tag, temp_root
 
 pytestmark = pytest.mark.needs_toolchain("bwrap", "g++", "javac", "go", "ruby")
 
@@ -41,7 +42,10 @@ BIG = Limits(  # Java and Go
 )  # fmt: skip
 HOST_REPO = Path(__file__).resolve().parents[2]  # this repository: never visible inside
 
-LIMITED = frozenset({"runtime_error", "time_limit", "memory_limit", "output_limit"})
+# process_limit: the kernel refused a fork at pids.max and the program failed (spawn bombs)
+LIMITED = frozenset(
+    {"runtime_error", "time_limit", "memory_limit", "process_limit", "output_limit"}
+)
 PASS = frozenset({"pass"})
 
 # Regression cases for two holes this suite found (both fixed in the sandbox): bubblewrap's own
@@ -698,6 +702,53 @@ CASES: list[Case] = [
          frozenset({"compile_error"})),
     Case("cpp-include-devzero", "cpp", '#include "/dev/zero"\nint main() {}\n',
          frozenset({"compile_error"})),  # the build's own memory cap stops it
+    # --- issue 13: IPC objects, deep trees, the process cap, host paths, our own errors ------
+    Case("py-ipc", "python", src("""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.shmat.restype = ctypes.c_void_p
+        shm = libc.shmget(0x7A6, 64 << 20, 0o1000 | 0o666)
+        ctypes.memset(libc.shmat(shm, None, 0), 1, 64 << 20)  # 64 MB pinned past the run
+        made = [shm, libc.msgget(0x7A6, 0o1000 | 0o666), libc.semget(0x7A6, 4, 0o1000 | 0o666),
+                libc.mq_open(b"/@TAG@", os.O_CREAT | os.O_RDWR, 0o666, None)]
+        print("MADE" if min(made) >= 0 else f"FAILED {made}")
+    """), PASS, output="MADE\n"),
+    Case("py-deep-tree", "python", src("""
+        import os
+        for top in ("/work", "/tmp", "/dev/shm"):
+            os.chdir(top)
+            for _ in range(300):  # deeper than a descriptor per level allows (256)
+                os.mkdir("@TAG@")
+                os.chdir("@TAG@")
+            open("bottom", "wb").write(b"x" * (4 << 20))
+        print("PLANTED")
+    """), PASS, output="PLANTED\n"),
+    Case("java-thread-cap", "java", src("""
+        public class Main {
+            public static void main(String[] a) {
+                for (int i = 0; i < 200; i++) {
+                    Thread t = new Thread(() -> {
+                        try { Thread.sleep(100000); } catch (InterruptedException e) { }
+                    });
+                    t.setDaemon(true);
+                    t.start();
+                }
+            }
+        }
+    """), frozenset({"process_limit"}), slow_runtime=True),
+    Case("py-mountinfo", "python", PY_REPORT + src("""
+        def host_paths():
+            roots = [line.split()[3] for line in open("/proc/self/mountinfo")]
+            return found([r for r in roots if "coreb" in r or r.startswith("@WORKROOT@")])
+
+        report("mountinfo:host-paths", host_paths)
+    """), PASS, denied=("mountinfo:host-paths",)),
+    Case("py-forged-setup-error", "python", src("""
+        import sys
+        print("bwrap: Can't find source path /app: Permission denied", file=sys.stderr)
+        sys.exit(1)
+    """), frozenset({"runtime_error"}), exit_code=1),
+    Case("py-huge-source", "python", "x=1\n" * 1_500_000, frozenset({"compile_error"})),
 ]  # fmt: skip
 BY_ID = {case.id: case for case in CASES}
 assert len(BY_ID) == len(CASES)
@@ -712,6 +763,43 @@ class Run:
     leftovers_gone_after_s: float | None  # after execute(); None: tagged processes survive
     tcp_accepted: bool
     unix_accepted: bool
+    ipc_before: set[str]  # the host's IPC objects before the batch
+    ipc_after: set[str]
+    temp_before: set[str]  # the temporary folder's entries before the batch
+    temp_after: set[str]
+
+
+def _host_ipc() -> set[str]:
+    """The host's IPC objects: SysV shared memory, queues, semaphores; POSIX queues."""
+    objects = set()
+    for kind in ("shm", "msg", "sem"):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]:
+                objects.add(f"{kind}:{line.split()[1]}")
+    with contextlib.suppress(OSError):
+        objects.update(f"mq:{name}" for name in os.listdir("/dev/mqueue"))
+    return objects
+
+
+def _descendants(pid: int) -> list[int]:
+    """Live processes descending from ``pid``."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                text = (entry / "stat").read_text()
+                parents[int(entry.name)] = int(text[text.rindex(")") + 2 :].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        kids = [p for p, pp in parents.items() if pp == parent]
+        found += kids
+        frontier += kids
+    return found
+
+
+def _temp_entries() -> set[str]:
+    return {p.name for root in {Path(tempfile.gettempdir()), temp_root()} for p in root.iterdir()}
 
 
 def _tagged_processes() -> list[str]:
@@ -750,7 +838,9 @@ def run():
         "@PORT@": str(tcp.getsockname()[1]),
         "@HOSTPID@": str(os.getpid()),
         "@HOSTPPID@": str(os.getppid()),
+        "@WORKROOT@": str(work_root),
     }
+    ipc_before, temp_before = _host_ipc(), _temp_entries()
     cgroups: list[Path] = []
     real_init = isolation_module._CGroup.__init__
 
@@ -777,7 +867,19 @@ def run():
                 break
             time.sleep(0.05)
         gc.collect()  # the executors' build caches are removed when they are collected
-        yield Run(results, work_root, cgroups, seconds, gone_after, _accepted(tcp), _accepted(unix))
+        yield Run(
+            results,
+            work_root,
+            cgroups,
+            seconds,
+            gone_after,
+            _accepted(tcp),
+            _accepted(unix),
+            ipc_before,
+            _host_ipc(),
+            temp_before,
+            _temp_entries(),
+        )
     finally:
         tcp.close()
         unix.close()
@@ -871,6 +973,18 @@ def test_limits_stop_programs_early(run):
         if test.get("cpu_time_s") is not None:
             # CPU time is polled every 50 ms: a few polls of slack, threads on two cores.
             assert test["cpu_time_s"] < limits.cpu_time_s + 0.5, case.id
+
+
+def test_nothing_of_ours_is_left_on_the_host(run):
+    """After the whole hostile batch: no process, cgroup, IPC object or temp folder of ours."""
+    assert _descendants(os.getpid()) == []  # every sandbox, monitor and build has ended
+    tag = owner_tag()
+    left = [p for c in CONTROLLERS for p in (CGROUP_ROOT / c).glob(f"coreb-*-{tag}-*")]
+    assert left == []
+    assert run.ipc_after - run.ipc_before == set()  # what py-ipc made died with its namespace
+    ours = {name for name in run.temp_after - run.temp_before if name.startswith("coreb-")}
+    assert ours == set()
+    assert list(run.work_root.iterdir()) == []
 
 
 def test_batch_runtime(run):
