@@ -1609,6 +1609,15 @@ def _scratch_prefix(out: Path, kind: str) -> str:
     return f".{out.name}.{kind}-{_host_token()}-{os.getpid()}-"
 
 
+def scratch_folder(out_dir: str | os.PathLike[str]) -> Path:
+    """A new, empty scratch folder beside ``out_dir``, named for its owner process, in which a
+    build is written before :func:`replace_folder` moves it in; one a killed process left is
+    removed by the next build's :func:`reclaim_leftovers`."""
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=_scratch_prefix(out, "tmp"), dir=out.parent))
+
+
 def _pid_alive(pid: int) -> bool:
     """Whether process ``pid`` exists on this host (when unsure: yes, so nothing is removed)."""
     if pid <= 0:
@@ -1776,8 +1785,7 @@ def write_hub_folder(
     from tqdm.auto import tqdm
 
     out = check_destination(out_dir, overwrite=overwrite, inputs=inputs, keep=[*(extra or {})])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=_scratch_prefix(out, "tmp"), dir=out.parent))
+    tmp = scratch_folder(out)
     rows: dict[str, dict[str, int]] = {}
     try:
         for name, parts in tqdm(files.items(), desc=desc, unit="config", disable=not progress):

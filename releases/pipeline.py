@@ -367,8 +367,8 @@ def cut_release(
     codes += add_mutants(codes, work, config, report)
     statements, abbreviations, search, noise, how = _generated_texts(problems, codes, config)
     report["texts"] = how
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
+    coreb_dataset.reclaim_leftovers(out)  # what killed runs left beside ``out``
+    tmp = coreb_dataset.scratch_folder(out)
     try:
         _emit(tmp, problems, codes, statements, abbreviations, search, noise, how, config, report)
         release = coreb_dataset.read_release(tmp)  # validate and derive t2c/c2c qrels
