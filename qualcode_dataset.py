@@ -1,6 +1,7 @@
 """QualCode and MC-QualCode: does a reranker prefer fast, lean, maintainable code? [SynH-Rank §3]
 
-Built from CodeNet-style judged submissions (``sources.codenet``): problem statements and
+Built from CodeNet-style judged submissions (``coreb_toolkit.sources.codenet``): problem statements
+and
 accepted submissions with the judge's CPU time and memory. Configs (one split, ``test``):
 
 ``qualcode_speed``, ``qualcode_memory``, ``qualcode_maintainability``
@@ -36,11 +37,13 @@ accepted submissions with the judge's CPU time and memory. Configs (one split, `
 Everything is seeded and deterministic, and every submission or candidate pair that is not
 used is counted in the build report with the reason (``build_report.json`` and the card).
 
-Maintainability uses a real static analyser (``quality.smells``, ruff by default) in place of
+Maintainability uses a real static analyser (``coreb_toolkit.quality.smells``, ruff by default) in
+place of
 the paper's SonarQube server; the rule set and its mapping to "smell count" / "smell
-diversity" are in :mod:`quality.smells` and in the card. Measured mode (beyond the paper,
+diversity" are in :mod:`coreb_toolkit.quality.smells` and in the card. Measured mode (beyond the
+paper,
 which trusts one judge reading) re-runs submissions that have public tests in the sandbox and
-labels speed/memory from median figures (:mod:`quality.measure`).
+labels speed/memory from median figures (:mod:`coreb_toolkit.quality.measure`).
 
 Data only, no model imports.
 """
@@ -119,7 +122,7 @@ class QualcodeOptions:
             to the cap from each, so a scarce combination is under-represented.
         control_unrequested: chosen and rejected must carry equal labels on the dimensions
             the instruction does not ask for.
-        analyser: the smell analyser (:func:`quality.smells.get_analyser`).
+        analyser: the smell analyser (:func:`coreb_toolkit.quality.smells.get_analyser`).
         labels: ``"judge"`` (the paper: the judge's single CPU/memory reading) or
             ``"measured"`` (medians of sandboxed re-runs on the public tests; problems
             without tests get no speed/memory pairs).
@@ -231,12 +234,12 @@ def prepare(
 ) -> QualcodeData:
     """Read the sources, analyse and (optionally) measure every submission, build all rows.
 
-    ``sources`` are paths for :func:`sources.codenet.load` or an already loaded
+    ``sources`` are paths for :func:`coreb_toolkit.sources.codenet.load` or an already loaded
     ``CodenetData``; ``analyser`` overrides ``options.analyser`` with an object of the
-    :class:`quality.smells.SmellAnalyser` protocol.
+    :class:`coreb_toolkit.quality.smells.SmellAnalyser` protocol.
     """
-    from quality.smells import AnalysisError, get_analyser
-    from sources import codenet
+    from coreb_toolkit.quality.smells import AnalysisError, get_analyser
+    from coreb_toolkit.sources import codenet
 
     options = options or QualcodeOptions()
     if isinstance(sources, codenet.CodenetData):
@@ -322,7 +325,7 @@ def _measure(
     data: Any, candidates: dict[str, list[Candidate]], options: QualcodeOptions, progress: bool
 ) -> dict[str, Any]:
     """Re-run every candidate of a problem with public tests; medians into the candidates."""
-    from quality.measure import agreement, margin_label, measure
+    from coreb_toolkit.quality.measure import agreement, margin_label, measure
 
     jobs = []
     for problem_id, cands in candidates.items():
@@ -1270,7 +1273,8 @@ corpus = load_dataset("qualcode", "qualcode_corpus", split="test")
 ### Code smells
 
 The paper counted SonarQube code smells. This build uses **{r["analyser"]["name"]}
-{r["analyser"]["version"]}** (`quality.smells`): smell count = number of findings, smell
+{r["analyser"]["version"]}** (`coreb_toolkit.quality.smells`): smell count = number of findings,
+smell
 diversity = number of distinct rules. Formatting rules are not smells. Rule set:
 
 {rules_table}

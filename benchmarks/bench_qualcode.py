@@ -27,7 +27,8 @@ Reported, per input (medians over ``--repeats``; every measurement in a fresh su
 
 * ``total_s``: ``qualcode_dataset.build([input], out)`` end to end, in a process of its own;
   ``build_peak_rss_mb`` is that process's peak RSS, ``ruff_peak_rss_mb`` the ruff child's.
-* the breakdown, in another process: ``read_s`` = ``sources.codenet.load``; ``smells_s`` =
+* the breakdown, in another process: ``read_s`` = ``coreb_toolkit.sources.codenet.load``;
+  ``smells_s`` =
   ``get_analyser("ruff")`` + its ``analyse`` on every candidate (timed inside ``prepare``
   through a proxy analyser); ``construct_s`` = the rest of ``prepare`` (pairs, retrieval
   negatives, MC labels and triplets, build report); ``write_s`` = ``build`` of the prepared
@@ -46,7 +47,8 @@ seven Parquet files) make 1x look slow per submission.
 
 The smell step writes the submissions to scratch folders, 5,000 at a time (196k files at 100x),
 on ``/dev/shm`` when it has room and in the default temporary folder otherwise
-(:func:`quality.smells._scratch_root`): on this machine's disk, writing and deleting them there
+(:func:`coreb_toolkit.quality.smells._scratch_root`): on this machine's disk, writing and deleting
+them there
 took longer than the analysis itself (499 s wall for 89 s of CPU at 100x, before the change).
 ``TMPDIR`` decides where the synthetic inputs go (about 1 GB at 100x).
 """
@@ -73,7 +75,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from sources import codenet  # noqa: E402
+from coreb_toolkit.sources import codenet  # noqa: E402
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SHARED = Path(os.environ.get("COREB_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
@@ -252,7 +254,7 @@ class _TimedAnalyser:
 def worker_parts(source: Path, out: Path, negatives: int) -> dict[str, Any]:
     """Baseline, then the build in its phases: read, smells, construction, writing."""
     import qualcode_dataset
-    from quality.smells import get_analyser
+    from coreb_toolkit.quality.smells import get_analyser
 
     options = qualcode_dataset.QualcodeOptions(retrieval_negatives=negatives)
     t0, c0 = time.perf_counter(), _cpu()

@@ -9,7 +9,8 @@ The release is the synthetic one of ``bench_dataset.py`` (scale 1 = v202603's sh
 code, 875 texts, 2,483 queries over the subtasks), built with ``coreb build``. Contenders, on
 the same model object, in the same run:
 
-1. **runner** (``retrieval.runner.evaluate_model``): each corpus encoded once per release and
+1. **runner** (``coreb_toolkit.benchmark.runner.evaluate_model``): each corpus encoded once per
+   release and
    shared by every subtask that ranks it; length-sorted batches; exact cosine top-k.
 2. **naive** (the baseline): the loop of the official runner and BEIR-style scripts -- for each
    subtask, encode its corpus and queries with ``SentenceTransformer.encode``, score, rank.
@@ -49,8 +50,8 @@ def naive(source: str, model, top_k: int) -> float:
     import torch
 
     import coreb_dataset
+    from coreb_toolkit.benchmark.runner import discover
     from eval_metrics import evaluate_retrieval
-    from retrieval.runner import discover
 
     t0 = time.perf_counter()
     for item in discover(source, None, None):
@@ -86,8 +87,8 @@ def main() -> int:
     from sentence_transformers import SentenceTransformer
 
     import coreb_dataset
-    from retrieval.dense import DenseRetriever
-    from retrieval.runner import discover, evaluate_model
+    from coreb_toolkit.benchmark.runner import discover, evaluate_model
+    from coreb_toolkit.retrieval.dense import DenseRetriever
 
     model_path = args.model or minilm_path()
     model = SentenceTransformer(model_path, device="cpu")

@@ -40,11 +40,11 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from sandbox import ExecutionConfig, Executor, Limits, run_command  # noqa: E402
-from sandbox.harness import go_unittest_file, program_source  # noqa: E402
-from sandbox.isolation import SandboxSession, give_to_sandbox, zygote_binary  # noqa: E402
-from sandbox.languages import get_language  # noqa: E402
-from sources import humaneval_x, mbxp  # noqa: E402
+from coreb_toolkit.sandbox import ExecutionConfig, Executor, Limits, run_command  # noqa: E402
+from coreb_toolkit.sandbox.harness import go_unittest_file, program_source  # noqa: E402
+from coreb_toolkit.sandbox.isolation import SandboxSession, give_to_sandbox, zygote_binary  # noqa: E402
+from coreb_toolkit.sandbox.languages import get_language  # noqa: E402
+from coreb_toolkit.sources import humaneval_x, mbxp  # noqa: E402
 
 DATA = Path(os.environ.get("COREB_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -153,7 +153,9 @@ def overhead(sets: dict[str, list[dict]], programs: int, repeats: int) -> dict[s
     gocache = Path(tempfile.mkdtemp(prefix="bench-gocache-"))
     zygote = zygote_binary()
     if zygote is None:
-        raise SystemExit("the resident runner (sandbox/zygote.c) did not build: see the log")
+        raise SystemExit(
+            "the resident runner (coreb_toolkit/sandbox/zygote.c) did not build: see the log"
+        )
     for lang_name, cands in sets.items():
         lang = get_language(lang_name)
         times: dict[str, list[float]] = {"bare": [], "session": [], "fresh": [], "start": []}

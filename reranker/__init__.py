@@ -4,6 +4,6 @@ Backends: :class:`reranker.cross_encoder.CrossEncoderReranker` (``[CLS] q [SEP] 
 :class:`reranker.generative.GenerativeReranker` (Qwen3-Reranker yes/no format, any chat causal
 LM, PEFT LoRA adapters); :func:`reranker.registry.load_reranker` resolves names and the bundled
 aliases ``minilm`` and ``smollm2``. The benchmark uses them as CoREB's second stage
-(:mod:`retrieval.rerank`, ``coreb evaluate --reranker``) and as QualCode scorers
-(:mod:`retrieval.qualcode_eval`, ``coreb evaluate --qualcode``).
+(:mod:`coreb_toolkit.benchmark.rerank`, ``coreb evaluate --reranker``) and as QualCode scorers
+(:mod:`coreb_toolkit.benchmark.qualcode_eval`, ``coreb evaluate --qualcode``).
 """

@@ -27,7 +27,7 @@ import csv
 from collections.abc import Mapping
 from pathlib import Path
 
-from quality.smells import AnalysisError, Finding, SmellReport
+from coreb_toolkit.quality.smells import AnalysisError, Finding, SmellReport
 
 HEADER = [
     "submission_id",

@@ -12,7 +12,7 @@ import datasets
 import pytest
 
 import qualcode_dataset as q
-from coreb_cli.main import main
+from coreb_toolkit.cli.main import main
 from tests.conftest import REPO_ROOT, SHARED_DATA
 from tests.qualcode_dataset.fixture import MarkerAnalyser, write_codenet
 

@@ -97,7 +97,7 @@ def test_most_diverse_smells_break_a_tie_in_count(codenet, tmp_path):
 
 
 def q_report(rules):
-    from quality.smells import Finding, SmellReport
+    from coreb_toolkit.quality.smells import Finding, SmellReport
 
     return SmellReport(tuple(Finding(r, i + 1, "m") for i, r in enumerate(rules)))
 
@@ -236,7 +236,7 @@ def test_unparseable_code_is_counted_not_lost(codenet, tmp_path):
     class Broken(MarkerAnalyser):
         def analyse(self, codes):
             out = super().analyse(codes)
-            from quality.smells import AnalysisError
+            from coreb_toolkit.quality.smells import AnalysisError
 
             out["s00000014"] = AnalysisError("s00000014", "does not parse")
             return out

@@ -62,7 +62,7 @@ def write(root):
 
 @pytest.mark.needs_toolchain("bwrap", "python3")
 def test_measured_labels_from_sandbox_medians(tmp_path):
-    from quality.measure import MeasurementUnavailable
+    from coreb_toolkit.quality.measure import MeasurementUnavailable
 
     root = write(tmp_path / "codenet")
     options = q.QualcodeOptions(labels="measured", repeats=3, retrieval_negatives=1)

@@ -8,14 +8,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from quality.measure import (
+from coreb_toolkit.quality.measure import (
     Measurement,
     MeasurementUnavailable,
     agreement,
     margin_label,
     measure,
 )
-from sandbox import ExecutionConfig
+from coreb_toolkit.sandbox import ExecutionConfig
 from tests.conftest import SHARED_DATA
 
 TESTS = [("3\n", "6\n"), ("10\n", "20\n")]

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from quality import smells
-from quality.smells import (
+from coreb_toolkit.quality import smells
+from coreb_toolkit.quality.smells import (
     ANALYSERS,
     DEFAULT_RUFF_RULES,
     RUFF_SONAR,

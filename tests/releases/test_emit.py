@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import coreb_dataset
-from releases.pipeline import ReleaseConfig, _Code, _emit, _summary
-from releases.prompts import NOISE_STRATEGIES
-from sources.base import SourceCandidate, SourceProblem
+from coreb_toolkit.releases.pipeline import ReleaseConfig, _Code, _emit, _summary
+from coreb_toolkit.releases.prompts import NOISE_STRATEGIES
+from coreb_toolkit.sources.base import SourceCandidate, SourceProblem
 
 N_PROBLEMS = 40
 
@@ -184,7 +184,7 @@ def test_summary_counts_query_words_found_in_the_positive_code(tmp_path):
 
 
 def test_offline_search_queries_leave_out_the_names_of_every_candidate():
-    from releases.pipeline import _generated_texts
+    from coreb_toolkit.releases.pipeline import _generated_texts
 
     statement = (
         "Check whether any two values are closer to each other than the limit; hasCloseElements "

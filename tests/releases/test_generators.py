@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from releases import generators, prompts
-from releases.generators import (
+from coreb_toolkit.releases import generators, prompts
+from coreb_toolkit.releases.generators import (
     CachedGenerator,
     GenerationError,
     Generator,

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from releases.identifiers import banned_query_words, declared_names, name_parts, normalise
+from coreb_toolkit.releases.identifiers import (
+    banned_query_words,
+    declared_names,
+    name_parts,
+    normalise,
+)
 
 PYTHON = """
 from typing import List

@@ -15,7 +15,7 @@ from collections import Counter
 
 import pytest
 
-from releases.mutate import (
+from coreb_toolkit.releases.mutate import (
     OPERATOR_TIERS,
     Mutation,
     is_failing,
@@ -23,9 +23,9 @@ from releases.mutate import (
     mutants,
     select_failing,
 )
-from sandbox import ExecutionConfig, Limits, execute
-from sources import humaneval_x, mbxp
-from sources.base import SourceCandidate
+from coreb_toolkit.sandbox import ExecutionConfig, Limits, execute
+from coreb_toolkit.sources import humaneval_x, mbxp
+from coreb_toolkit.sources.base import SourceCandidate
 from tests.conftest import SHARED_DATA
 
 ALL = ("python", "cpp", "java", "go", "ruby")

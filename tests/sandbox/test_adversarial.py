@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import ExecutionConfig, Limits, execute
-from sandbox import isolation as isolation_module
-from sandbox.isolation import CGROUP_ROOT, CONTROLLERS, owner_tag, temp_root
+from coreb_toolkit.sandbox import ExecutionConfig, Limits, execute
+from coreb_toolkit.sandbox import isolation as isolation_module
+from coreb_toolkit.sandbox.isolation import CGROUP_ROOT, CONTROLLERS, owner_tag, temp_root
 
 pytestmark = pytest.mark.needs_toolchain("bwrap", "g++", "javac", "go", "ruby")
 

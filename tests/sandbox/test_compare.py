@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.compare import outputs_match
-from sandbox.harness import json_results_match
+from coreb_toolkit.sandbox.compare import outputs_match
+from coreb_toolkit.sandbox.harness import json_results_match
 
 
 @pytest.mark.parametrize(

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-import sandbox.isolation as isolation
-from sandbox import ExecutionConfig, Executor, Limits, execute, execute_file
-from sandbox.isolation import (
+import coreb_toolkit.sandbox.isolation as isolation
+from coreb_toolkit.sandbox import ExecutionConfig, Executor, Limits, execute, execute_file
+from coreb_toolkit.sandbox.isolation import (
     CONTROLLERS,
     SandboxError,
     SandboxSession,
@@ -39,7 +39,7 @@ from sandbox.isolation import (
     reclaim_leftovers,
     zygote_binary,
 )
-from sandbox.languages import python_syntax_error
+from coreb_toolkit.sandbox.languages import python_syntax_error
 
 pytestmark = pytest.mark.needs_toolchain("bwrap", "cc", "g++")
 needs_cgroups = pytest.mark.skipif(

@@ -8,8 +8,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from sandbox.harness import go_unittest_file
-from sandbox.languages import LANGUAGES, ToolchainMissing, get_language, python_syntax_error
+from coreb_toolkit.sandbox.harness import go_unittest_file
+from coreb_toolkit.sandbox.languages import (
+    LANGUAGES,
+    ToolchainMissing,
+    get_language,
+    python_syntax_error,
+)
 
 
 def test_registry_has_the_five_coreb_languages():
@@ -19,7 +24,7 @@ def test_registry_has_the_five_coreb_languages():
 
 
 def test_missing_binary_names_the_debian_package(monkeypatch):
-    monkeypatch.setattr("sandbox.languages.shutil.which", lambda _: None)
+    monkeypatch.setattr("coreb_toolkit.sandbox.languages.shutil.which", lambda _: None)
     with pytest.raises(ToolchainMissing, match="apt-get install -y default-jdk-headless"):
         LANGUAGES["java"].check_toolchain()
 

@@ -12,8 +12,8 @@ from collections import Counter
 
 import pytest
 
-from sandbox import ExecutionConfig, Limits, execute
-from sources import humaneval_x, mbxp
+from coreb_toolkit.sandbox import ExecutionConfig, Limits, execute
+from coreb_toolkit.sources import humaneval_x, mbxp
 from tests.conftest import SHARED_DATA
 
 pytestmark = [

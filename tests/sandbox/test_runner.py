@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import sandbox.isolation
-import sandbox.languages
-import sandbox.runner
-from sandbox import ExecutionConfig, Limits, ToolchainMissing, execute, execute_file
-from sandbox.isolation import IsolationUnavailable
+import coreb_toolkit.sandbox.isolation
+import coreb_toolkit.sandbox.languages
+import coreb_toolkit.sandbox.runner
+from coreb_toolkit.sandbox import ExecutionConfig, Limits, ToolchainMissing, execute, execute_file
+from coreb_toolkit.sandbox.isolation import IsolationUnavailable
 
 pytestmark = pytest.mark.needs_toolchain("bwrap", "g++", "javac", "go", "ruby")
 
@@ -253,9 +253,11 @@ def test_duplicate_ids_are_refused(tmp_path):
 
 
 def test_missing_toolchain_is_an_environment_error(monkeypatch):
-    real_which = sandbox.languages.shutil.which
+    real_which = coreb_toolkit.sandbox.languages.shutil.which
     monkeypatch.setattr(
-        sandbox.languages.shutil, "which", lambda b: None if b.endswith("go") else real_which(b)
+        coreb_toolkit.sandbox.languages.shutil,
+        "which",
+        lambda b: None if b.endswith("go") else real_which(b),
     )
     cand = {"id": "g", "language": "go", "code": ADD["go"], "tests": TESTS}
     with pytest.raises(ToolchainMissing, match="install the Debian package golang-go"):
@@ -263,8 +265,8 @@ def test_missing_toolchain_is_an_environment_error(monkeypatch):
 
 
 def test_missing_bubblewrap_refuses_unless_opted_out(monkeypatch):
-    monkeypatch.setattr(sandbox.runner, "bubblewrap_path", lambda: None)
-    monkeypatch.setattr(sandbox.isolation, "bubblewrap_path", lambda: None)
+    monkeypatch.setattr(coreb_toolkit.sandbox.runner, "bubblewrap_path", lambda: None)
+    monkeypatch.setattr(coreb_toolkit.sandbox.isolation, "bubblewrap_path", lambda: None)
     cand = {"id": "p", "language": "python", "code": ADD["python"], "tests": TESTS}
     with pytest.raises(IsolationUnavailable, match="refusing to run untrusted code"):
         execute([cand], CONFIG)

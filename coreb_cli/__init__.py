@@ -1,1 +1,0 @@
-"""The ``coreb`` command line: one module per command in ``coreb_cli.commands``."""

@@ -1,0 +1,404 @@
+"""QualCode and MC-QualCode evaluation of a scorer [SynH-Rank §3; SPEC §3].
+
+A *scorer* gives one number to an (instruction, query, code) triple. Three kinds:
+
+* ``bm25``: BM25 over the whole ``qualcode_corpus`` (one index, corpus statistics of all
+  submissions); the query text is the instruction followed by the problem.
+* a sentence-transformers embedder (``minilm``, any model): cosine between the embedded
+  instruction + problem and the code.
+* a reranker (:func:`reranker.load_reranker`): ``score(pairs, instruction=...)`` with the
+  problem as query -- the instruction goes where the reranker's prompt puts it (the
+  ``<Instruct>`` slot of a Qwen3-Reranker-style model).
+
+Measures: QPA per quality dimension on the ``qualcode_*`` pairs (a tie is a loss), MRR@10 and
+nDCG@10 of the pair's ``chosen`` code among it and its 99 ``retrieval_negative_ids`` (1+99
+retrieval; graded with ``eval_metrics.evaluate_retrieval``, pytrec_eval), and MCA per number of
+conditions on ``mc_*cond`` (also per combination of conditions).
+
+Output: ``<out>/<scorer>/qualcode/{results.json, summary.md, qualcode.png, scores.jsonl}``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eval_metrics import evaluate_retrieval
+from eval_metrics.preference import mca, qpa
+
+logger = logging.getLogger(__name__)
+
+DIMENSIONS = ("speed", "memory", "maintainability")
+RETRIEVAL_MEASURES = {"mrr": [10], "ndcg": [10]}
+
+
+@dataclass
+class QualcodeInput:
+    """A built QualCode folder in memory."""
+
+    source: str
+    pairs: dict[str, list[dict[str, Any]]]  # dimension -> rows
+    triplets: dict[int, list[dict[str, Any]]]  # k -> rows
+    corpus: dict[str, str]  # doc_id -> code
+
+
+def load_qualcode(source: str | os.PathLike[str]) -> QualcodeInput:
+    """Read the configs of a folder written by ``coreb qualcode build`` (or a Hub id)."""
+    from coreb_toolkit.benchmark.runner import _config_rows, _configs
+
+    source = str(source)
+    configs = _configs(source)
+    needed = ["qualcode_corpus"]
+    if not any(n.startswith(("qualcode_", "mc_")) and n != "qualcode_corpus" for n in configs):
+        raise ValueError(
+            f"{source} has no QualCode configs (qualcode_speed, ..., mc_1cond, ...); build one "
+            "with `coreb qualcode build --source ... --out DIR`"
+        )
+    for name in needed:
+        if name not in configs:
+            raise ValueError(f"{source} has no config {name!r}: rebuild it with coreb qualcode")
+    pairs = {
+        d: _config_rows(source, f"qualcode_{d}", "test")
+        for d in DIMENSIONS
+        if f"qualcode_{d}" in configs
+    }
+    triplets = {
+        k: _config_rows(source, f"mc_{k}cond", "test")
+        for k in (1, 2, 3)
+        if f"mc_{k}cond" in configs
+    }
+    docs = _config_rows(source, "qualcode_corpus", "test", columns=["doc_id", "text"])
+    return QualcodeInput(source, pairs, triplets, {d["doc_id"]: d["text"] for d in docs})
+
+
+# --------------------------------------------------------------------------------------------
+# Scorers
+# --------------------------------------------------------------------------------------------
+
+# one item to score: (instruction, query, doc_id, code)
+Item = tuple[str, str, str, str]
+
+
+class BM25Scorer:
+    """BM25 of instruction + problem against each code, with the whole corpus's statistics."""
+
+    def __init__(self, corpus: Mapping[str, str], k1: float = 1.5, b: float = 0.75):
+        from coreb_toolkit.retrieval.bm25 import BM25Retriever
+
+        self.name = "BM25"
+        self._ids = {d: i for i, d in enumerate(corpus)}
+        self._bm25 = BM25Retriever(k1, b).index(corpus, kind="code")  # submissions are code
+        self.metadata = {
+            "name": "BM25", "implementation": "bm25s", "k1": k1, "b": b,
+            "tokenizer": "code tokens with operators and integer literals; query as prose",
+        }  # fmt: skip
+
+    def score(self, items: Sequence[Item]) -> list[float]:
+        by_query: dict[str, Any] = {}
+        out = []
+        for instruction, query, doc_id, _ in items:
+            text = f"{instruction}\n{query}"
+            if text not in by_query:
+                by_query[text] = self._bm25.scores(text, kind="text")  # the problem statement
+            if doc_id not in self._ids:
+                raise ValueError(f"BM25Scorer: document {doc_id!r} is not in the corpus")
+            out.append(float(by_query[text][self._ids[doc_id]]))
+        return out
+
+
+class DenseScorer:
+    """Cosine between an embedded instruction + problem and each embedded code."""
+
+    def __init__(self, retriever: Any, corpus: Mapping[str, str], name: str):
+        self.name = name
+        self._retriever = retriever
+        self._docs = retriever.encode_corpus(corpus)
+        self._pos = {d: i for i, d in enumerate(self._docs.ids)}
+        self._queries: dict[str, Any] = {}
+        self.metadata = dict(retriever.metadata)
+
+    def score(self, items: Sequence[Item]) -> list[float]:
+        # a query (instruction + problem) is encoded once for all the calls of an evaluation
+        texts = [
+            t for t in dict.fromkeys(f"{i}\n{q}" for i, q, _, _ in items) if t not in self._queries
+        ]
+        if texts:
+            emb = self._retriever.encode_queries({str(n): t for n, t in enumerate(texts)})
+            for n, t in enumerate(texts):
+                self._queries[t] = emb.vectors[n]
+        out = []
+        for instruction, query, doc_id, _ in items:
+            qv = self._queries[f"{instruction}\n{query}"]
+            out.append(float(qv @ self._docs.vectors[self._pos[doc_id]]))
+        return out
+
+
+class RerankerScorer:
+    """A :mod:`reranker` model: the problem as query, the instruction in its own slot.
+
+    CodeNet statements are long (often over 512 tokens), and a reranker refuses a query that
+    leaves no room for the document. So the problem statement is cut, keeping its beginning,
+    to ``query_budget`` tokens of the reranker's tokenizer (default: half its ``max_length``;
+    ``None`` on a model without a tokenizer keeps it whole). How many were cut is reported.
+    """
+
+    def __init__(self, reranker: Any, query_budget: int | None = -1):
+        self.name = reranker.name
+        self._reranker = reranker
+        self._tokenizer = getattr(reranker, "tokenizer", None)
+        if query_budget == -1:
+            query_budget = reranker.max_length // 2 if reranker.max_length else None
+        self.query_budget = query_budget if self._tokenizer is not None else None
+        self._cut: dict[str, str] = {}
+        self.metadata = {
+            "name": reranker.name,
+            "backend": type(reranker).__name__,
+            "fingerprint": reranker.fingerprint(),
+            "max_length": reranker.max_length,
+            "query_budget_tokens": self.query_budget,
+        }
+
+    @property
+    def queries_cut(self) -> int:
+        return sum(1 for q, c in self._cut.items() if q != c)
+
+    def _query(self, query: str) -> str:
+        if self.query_budget is None:
+            return query
+        if query not in self._cut:
+            ids = self._tokenizer(query, add_special_tokens=False)["input_ids"]
+            self._cut[query] = (
+                query
+                if len(ids) <= self.query_budget
+                else self._tokenizer.decode(ids[: self.query_budget])
+            )
+        return self._cut[query]
+
+    def score(self, items: Sequence[Item]) -> list[float]:
+        # one call per instruction: the backend sorts by length and batches inside it
+        groups: dict[str, list[int]] = defaultdict(list)
+        for n, (instruction, _, _, _) in enumerate(items):
+            groups[instruction].append(n)
+        out = [0.0] * len(items)
+        for instruction, idx in groups.items():
+            scores = self._reranker.score(
+                [(self._query(items[n][1]), items[n][3]) for n in idx], instruction=instruction
+            )
+            for n, s in zip(idx, scores, strict=True):
+                out[n] = float(s)
+        self.metadata["queries_cut"] = self.queries_cut
+        return out
+
+
+def make_scorer(name: str, data: QualcodeInput, *, reranker: bool = False, **options: Any) -> Any:
+    """``bm25``, an embedder (``minilm``, a sentence-transformers name) or, with
+    ``reranker=True``, a reranker alias / folder / Hub id."""
+    if reranker:
+        from reranker import load_reranker
+
+        return RerankerScorer(load_reranker(name, **options))
+    if name == "bm25":
+        return BM25Scorer(data.corpus)
+    from coreb_toolkit.benchmark.runner import make_retriever, model_metadata, resolve_model
+
+    retriever = make_retriever(name, **options)
+    scorer = DenseScorer(retriever, data.corpus, resolve_model(name)[1])
+    scorer.metadata = model_metadata(name, retriever)
+    return scorer
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------------
+
+
+def _items(rows: Sequence[Mapping[str, Any]], side: str) -> list[Item]:
+    return [(r["instruction"], r["query"], r[f"{side}_id"], r[side]) for r in rows]
+
+
+def evaluate_qualcode(
+    source: str | os.PathLike[str] | QualcodeInput,
+    scorer: Any,
+    out_dir: str | os.PathLike[str] | None = None,
+    *,
+    tasks: Collection[str] = ("pairs", "retrieval", "mc"),
+    retrieval: bool = True,
+    plots: bool = True,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """QPA per dimension (``pairs``), MRR@10/nDCG@10 on the 1+99 task (``retrieval``), MCA per
+    k (``mc``); written under ``<out_dir>/<scorer>/qualcode/`` when ``out_dir`` is given.
+    ``retrieval=False`` is the same as leaving ``"retrieval"`` out of ``tasks``."""
+    unknown = set(tasks) - {"pairs", "retrieval", "mc"}
+    if unknown or not tasks:
+        raise ValueError(f"tasks must be some of pairs, retrieval, mc; got {sorted(tasks)}")
+    retrieval = retrieval and "retrieval" in tasks
+    from tqdm.auto import tqdm
+
+    data = source if isinstance(source, QualcodeInput) else load_qualcode(source)
+    t0 = time.perf_counter()
+    results: dict[str, Any] = {"scorer": scorer.metadata, "dataset": {"source": data.source}}
+    scores_out: list[dict[str, Any]] = []
+    qpa_rows = {}
+    for dim, rows in tqdm(data.pairs.items(), desc="QualCode pairs", disable=not progress):
+        if not rows or not ({"pairs", "retrieval"} & set(tasks)):
+            continue
+        both = scorer.score(_items(rows, "chosen") + _items(rows, "rejected"))
+        chosen, rejected = both[: len(rows)], both[len(rows) :]
+        qpa_rows[dim] = {
+            "qpa": qpa(chosen, rejected),
+            "ties": sum(c == r for c, r in zip(chosen, rejected, strict=True)) / len(rows),
+            "n_pairs": len(rows),
+        }
+        for r, c, n in zip(rows, chosen, rejected, strict=True):
+            scores_out.append(
+                {"config": f"qualcode_{dim}", "id": r["pair_id"], "chosen": c, "rejected": n}
+            )
+        if retrieval:
+            qpa_rows[dim].update(_retrieval(dim, rows, data, scorer, scores_out))
+    results["qualcode"] = qpa_rows
+    mc_rows: dict[str, Any] = {}
+    for k, rows in tqdm(data.triplets.items(), desc="MC-QualCode", disable=not progress):
+        if "mc" not in tasks:
+            break
+        if not rows:
+            mc_rows[f"k={k}"] = {"mca": None, "n_triplets": 0}
+            continue
+        both = scorer.score(_items(rows, "chosen") + _items(rows, "rejected"))
+        chosen, rejected = both[: len(rows)], both[len(rows) :]
+        out = mca(chosen, rejected, [int(r["num_conditions"]) for r in rows])
+        by_combo: dict[str, list[int]] = defaultdict(list)
+        for i, r in enumerate(rows):
+            by_combo["+".join(r["conditions"])].append(i)
+        mc_rows[f"k={k}"] = {
+            "mca": out["mca"],
+            "n_triplets": out["n_triplets"],
+            "by_combination": {
+                combo: {
+                    "mca": qpa([chosen[i] for i in idx], [rejected[i] for i in idx]),
+                    "n": len(idx),
+                }
+                for combo, idx in sorted(by_combo.items())
+            },
+        }
+        for r, c, n in zip(rows, chosen, rejected, strict=True):
+            scores_out.append(
+                {"config": f"mc_{k}cond", "id": r["triplet_id"], "chosen": c, "rejected": n}
+            )
+    results["mc"] = mc_rows
+    results["seconds"] = round(time.perf_counter() - t0, 3)
+    if out_dir is not None:
+        from coreb_toolkit.benchmark.runner import _slug, library_versions
+
+        results["versions"] = library_versions()
+        target = Path(out_dir) / _slug(str(scorer.name)) / "qualcode"
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "results.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+        (target / "summary.md").write_text(summary_table([results]), encoding="utf-8")
+        with open(target / "scores.jsonl", "w", encoding="utf-8") as fh:
+            for rec in scores_out:
+                fh.write(json.dumps(rec) + "\n")
+        if plots:
+            plot_qualcode([results], target / "qualcode.png")
+        results["out_dir"] = str(target)
+    return results
+
+
+def _retrieval(
+    dim: str,
+    rows: Sequence[Mapping[str, Any]],
+    data: QualcodeInput,
+    scorer: Any,
+    scores_out: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The 1+99 task: ``chosen`` (relevance 2) among its pair's retrieval negatives."""
+    items: list[Item] = []
+    owner: list[tuple[str, str]] = []
+    for r in rows:
+        docs = [r["chosen_id"], *r["retrieval_negative_ids"]]
+        for d in docs:
+            if d not in data.corpus:
+                raise ValueError(
+                    f"qualcode_{dim} row {r['pair_id']}: document {d!r} is not in "
+                    "qualcode_corpus; the folder is inconsistent, rebuild it"
+                )
+            items.append((r["instruction"], r["query"], d, data.corpus[d]))
+            owner.append((r["pair_id"], d))
+    scores = scorer.score(items)
+    run: dict[str, dict[str, float]] = defaultdict(dict)
+    for (qid, d), s in zip(owner, scores, strict=True):
+        run[qid][d] = s
+    qrels = {r["pair_id"]: {r["chosen_id"]: 2} for r in rows}
+    means = evaluate_retrieval(qrels, dict(run), k_values=RETRIEVAL_MEASURES).mean()
+    return {
+        "retrieval_mrr_at_10": means["mrr_at_10"],
+        "retrieval_ndcg_at_10": means["ndcg_at_10"],
+        "retrieval_candidates": 1 + len(rows[0]["retrieval_negative_ids"]),
+    }
+
+
+def summary_table(results: Sequence[Mapping[str, Any]]) -> str:
+    """Markdown: a row per scorer; QPA (and 1+99 MRR@10 / nDCG@10) per dimension, MCA per k."""
+    header = ["scorer"]
+    for d in DIMENSIONS:
+        header += [f"{d} QPA", f"{d} MRR@10", f"{d} nDCG@10"]
+    header += [f"MCA k={k}" for k in (1, 2, 3)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+
+    def fmt(v: Any) -> str:
+        return "-" if v is None else f"{v:.4f}"
+
+    for res in results:
+        cells = [str(res["scorer"].get("name"))]
+        for d in DIMENSIONS:
+            row = res["qualcode"].get(d, {})
+            cells += [
+                fmt(row.get(m)) for m in ("qpa", "retrieval_mrr_at_10", "retrieval_ndcg_at_10")
+            ]
+        cells += [fmt(res["mc"].get(f"k={k}", {}).get("mca")) for k in (1, 2, 3)]
+        lines.append("| " + " | ".join(cells) + " |")
+    counts = results[0]
+    n_pairs = ", ".join(f"{d} {v['n_pairs']}" for d, v in counts["qualcode"].items())
+    n_mc = ", ".join(f"{k} {v['n_triplets']}" for k, v in counts["mc"].items())
+    lines += [
+        "",
+        f"Pairs: {n_pairs}; MC triplets: {n_mc}. QPA/MCA count a tie as a loss "
+        "(chance is 0.5 for a scorer without ties).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def plot_qualcode(results: Sequence[Mapping[str, Any]], out_path: str | Path) -> Path:
+    """Bars: QPA per dimension and MCA per k for each scorer, with the 0.5 chance line."""
+    from coreb_toolkit.benchmark.plots import _colors, _new_figure, _save
+
+    labels = [*(f"QPA {d}" for d in DIMENSIONS), *(f"MCA k={k}" for k in (1, 2, 3))]
+    fig = _new_figure(9, 3.6)
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / max(1, len(results))
+    colors = _colors(len(results))
+    for i, res in enumerate(results):
+        values = [res["qualcode"].get(d, {}).get("qpa") for d in DIMENSIONS]
+        values += [res["mc"].get(f"k={k}", {}).get("mca") for k in (1, 2, 3)]
+        xs = [j + (i - (len(results) - 1) / 2) * width for j in range(len(labels))]
+        ax.bar(
+            xs,
+            [v if v is not None else 0 for v in values],
+            width,
+            label=str(res["scorer"].get("name")),
+            color=colors[i],
+        )
+    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1, label="chance")
+    ax.set_xticks(range(len(labels)), labels, rotation=20)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("accuracy (ties lose)")
+    ax.set_title("QualCode QPA and MC-QualCode MCA")
+    ax.legend(fontsize=8)
+    return _save(fig, out_path)

@@ -1,0 +1,1 @@
+"""The ``coreb`` command line: one module per command in ``coreb_toolkit.cli.commands``."""

@@ -1,0 +1,5 @@
+import sys
+
+from coreb_toolkit.cli.main import main
+
+sys.exit(main())

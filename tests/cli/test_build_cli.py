@@ -1,0 +1,117 @@
+"""``coreb build``: the release-to-Hub-folder command."""
+
+from __future__ import annotations
+
+import os
+
+import datasets
+import pytest
+
+from coreb_toolkit.cli.main import main
+from tests.coreb_dataset import release as R
+
+
+def test_build_writes_folder_and_mteb_export(tmp_path, capsys, monkeypatch):
+    release = R.write_release(tmp_path / "release")
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", str(release), "--mteb", "mteb"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote coreb: 12 subtask configs" in out
+    assert "t2c_weird_variant" in out  # the warning is shown, not buried
+    # the default folder is ./coreb, so the load users write works literally
+    ds = datasets.load_dataset("coreb", "t2c_full_retro_any")
+    assert ds[R.V3]["query_id"] == ["q_t2c_full_retro_any_0001"]
+    assert "c2c_cross_lang-qrels" in datasets.get_dataset_config_names("mteb")
+
+
+def test_build_refuses_to_overwrite_and_reports_problems(tmp_path, capsys):
+    release = R.write_release(tmp_path / "release")
+    out = tmp_path / "coreb"
+    out.mkdir()
+    with pytest.raises(SystemExit) as info:
+        main(["build", str(release), "--out", str(out)])
+    assert info.value.code == 2
+    assert "exists; add --force" in capsys.readouterr().err
+    (release / "code_corpus" / f"{R.V3}.jsonl").write_text("{oops\n")
+    with pytest.raises(SystemExit) as info:
+        main(["build", str(release), "--out", str(out), "--force"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert f"{release / 'code_corpus' / R.V3}.jsonl:1: malformed JSON" in err
+    assert "nothing was written" in err
+    assert list(out.iterdir()) == []
+
+
+def test_build_help_explains_the_layout(capsys):
+    with pytest.raises(SystemExit):
+        main(["build", "--help"])
+    text = capsys.readouterr().out
+    for needle in ("code2code_qrels", 'load_dataset("coreb", "t2c_full_retro_any")', "--mteb"):
+        assert needle in text
+
+
+# ------------------------------------------------------------------------------------------
+# Destinations are checked, both of them, before anything is written
+# ------------------------------------------------------------------------------------------
+
+
+def _files(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_an_unwritable_mteb_destination_fails_before_out_is_written(tmp_path, capsys):
+    release = R.write_release(tmp_path / "release")
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    out = tmp_path / "coreb"
+    with pytest.raises(SystemExit) as info:
+        main(["build", str(release), "--out", str(out), "--mteb", str(blocker / "mteb")])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--mteb {blocker / 'mteb'}" in err and "cannot be written" in err
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "release"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a mode-555 folder regardless")
+def test_a_read_only_mteb_folder_fails_before_out_is_written(tmp_path, capsys):
+    release = R.write_release(tmp_path / "release")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    out = tmp_path / "coreb"
+    try:
+        with pytest.raises(SystemExit):
+            main(["build", str(release), "--out", str(out), "--mteb", str(ro / "mteb")])
+    finally:
+        ro.chmod(0o755)
+    assert "cannot be written" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("which", ["out", "mteb"])
+def test_a_destination_over_the_release_is_refused_with_force(tmp_path, capsys, which):
+    release = R.write_release(tmp_path / "release")
+    before = _files(tmp_path)
+    args = ["build", str(release), "--force"]
+    if which == "out":
+        args += ["--out", str(release)]
+    else:
+        args += ["--out", str(tmp_path / "coreb"), "--mteb", str(tmp_path)]
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    assert "input of this build" in capsys.readouterr().err
+    assert _files(tmp_path) == before
+    assert not (tmp_path / "coreb").exists()
+
+
+@pytest.mark.parametrize("mteb", ["coreb", "coreb/mteb"])
+def test_mteb_and_out_must_not_overlap(tmp_path, capsys, mteb):
+    release = R.write_release(tmp_path / "release")
+    out = tmp_path / "coreb"
+    with pytest.raises(SystemExit) as info:
+        main(["build", str(release), "--out", str(out), "--mteb", str(tmp_path / mteb), "--force"])
+    assert info.value.code == 2
+    assert "--mteb and --out must be separate folders" in capsys.readouterr().err
+    assert not out.exists()
