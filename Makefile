@@ -43,12 +43,12 @@ $(DS3_STAMP): Makefile
 
 venv: $(STAMP) $(DS3_STAMP)
 
-# Debian packages: the five CoREB toolchains, Go's testify (HumanEval-X Go tests, offline) and
+# Debian packages, listed by the sandbox's language registry (each language entry names its own:
+# toolchain, Go's testify for HumanEval-X's offline Go tests) plus
 # bubblewrap (the sandbox), numpy/scipy for the sandbox's Python (CodeNet submissions import
 # them; QualCode's measured mode re-runs those). Installed when missing and we are root;
 # otherwise say how, and the tests that need them skip with that reason.
-SYSTEM_PACKAGES := bubblewrap g++ default-jdk-headless golang-go ruby golang-github-stretchr-testify-dev \
-	libboost-dev libssl-dev python3-numpy python3-scipy
+SYSTEM_PACKAGES := $(shell $(PYTHON) -m coreb_toolkit.sandbox.languages --debian-packages)
 
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -74,7 +74,7 @@ demo: $(STAMP) system-deps
 	@if [ -d "$(SHARED_DATA)/codenet" ]; then \
 		$(VENV)/bin/coreb qualcode build --source $(SHARED_DATA)/codenet --out $(DEMO)/qualcode \
 			--force && \
-		$(VENV)/bin/coreb evaluate --qualcode $(DEMO)/qualcode --model bm25 minilm \
+		$(VENV)/bin/coreb qualcode evaluate $(DEMO)/qualcode --model bm25 minilm \
 			--out $(DEMO)/results --cache-dir $(DEMO)/cache; \
 	else echo "QualCode demo skipped: no CodeNet data at $(SHARED_DATA)/codenet"; fi
 

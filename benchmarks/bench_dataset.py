@@ -34,9 +34,10 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 import coreb_dataset  # noqa: E402
+from coreb_toolkit.vocabulary import LANGUAGE_NAMES, LANGUAGE_SUFFIXES  # noqa: E402
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-LANGS = coreb_dataset.LANGUAGES
+LANGS = LANGUAGE_NAMES
 MODELS = ("model-a", "model-b")
 # v202603 query counts per variant (Table 11), split between t2c and c2t where both have it
 VARIANTS = {
@@ -96,7 +97,7 @@ def make_release(root: Path, scale: float, seed: int = 0) -> dict[str, int]:
             elif family == "c2c":
                 subtask, suffix = "c2c_cross_lang", ""
             else:
-                suffix = rng.choice(coreb_dataset.LANGUAGE_SUFFIXES)
+                suffix = rng.choice(LANGUAGE_SUFFIXES)
                 subtask = f"{family}_{variant}_{suffix}"
             qid = f"q_{subtask}_{i:05d}"
             if family == "t2c":
@@ -177,7 +178,7 @@ def main() -> int:
                 t0 = time.perf_counter()
                 baseline(root)
                 t1 = time.perf_counter()
-                coreb_dataset._RELEASE_CACHE.clear()
+                coreb_dataset.clear_release_cache()
                 coreb_dataset.build(root, out, progress=False)
                 t2 = time.perf_counter()
                 bases.append(t1 - t0)

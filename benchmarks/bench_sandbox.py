@@ -41,7 +41,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from coreb_toolkit.sandbox import ExecutionConfig, Executor, Limits, run_command  # noqa: E402
-from coreb_toolkit.sandbox.harness import go_unittest_file, program_source  # noqa: E402
+from coreb_toolkit.sandbox.harness import program_source  # noqa: E402
 from coreb_toolkit.sandbox.isolation import SandboxSession, give_to_sandbox, zygote_binary  # noqa: E402
 from coreb_toolkit.sandbox.languages import get_language  # noqa: E402
 from coreb_toolkit.sources import humaneval_x, mbxp  # noqa: E402
@@ -61,10 +61,12 @@ def load(per_language: int) -> dict[str, list[dict]]:
 def _write_sources(cand: dict, app: Path) -> tuple[tuple, tuple]:
     lang = get_language(cand["language"])
     if lang.test_source is not None:
-        (app / lang.test_source).write_text(go_unittest_file(cand["code"], cand["test_program"]))
+        (app / lang.test_source).write_text(
+            lang.merge_unit_test(cand["code"], cand["test_program"])
+        )
         return lang.test_compile, lang.test_run
     (app / lang.source).write_text(
-        program_source(cand["code"], "unittest", None, cand["test_program"])
+        program_source(lang, cand["code"], "unittest", None, cand["test_program"])
     )
     return lang.compile, lang.run_argv(LIMITS.memory_mb)
 

@@ -1,4 +1,4 @@
-"""Aggregation of per-subtask evaluations: per subtask, per main task, Overall (SPEC §2).
+"""Aggregation of per-subtask evaluations: per subtask, per main task, Overall (protocol §2).
 
 Every figure is a mean over queries and carries the number of queries behind it. A main task's
 figure and Overall are query-count-weighted: the mean over all their queries pooled, not the mean
@@ -11,23 +11,36 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from eval_metrics.retrieval import RetrievalEvaluation
+from coreb_toolkit import vocabulary
+from eval_metrics.measures import MEASURES
+from eval_metrics.retrieval import INTRUSION_KEY, RetrievalEvaluation
 
-# Subtask name prefix -> main task (CoREB §3: text-to-code, code-to-text, code-to-code;
-# SynH-Rank §3: the QualCode retrieval task).
-MAIN_TASKS: dict[str, str] = {"t2c": "T2C", "c2t": "C2T", "c2c": "C2C", "qualcode": "QualCode"}
+MAIN_TASKS: dict[str, str] = {
+    **{key: task.label for key, task in vocabulary.MAIN_TASKS.items()},
+    vocabulary.QUALCODE_TASK: vocabulary.QUALCODE_LABEL,
+}
+"""Subtask name prefix -> the label of its row in a table (``t2c`` -> ``T2C``): the main tasks
+of :mod:`coreb_toolkit.vocabulary` (CoREB §3) and QualCode (SynH-Rank §3)."""
 OVERALL = "Overall"
+TABLE_COLUMNS: tuple[str, ...] = (
+    vocabulary.MAIN_SCORE,
+    MEASURES["recall"].key(10),
+    MEASURES["mrr"].key(10),
+    MEASURES["map"].key(100),
+)
+"""The metric columns of a results table: nDCG@10 (the main score), Recall@10, MRR@10, MAP@100."""
 
 
 def main_task_of(subtask: str) -> str:
     """The main task of a subtask config name, e.g. ``t2c_full_retro_any`` -> ``T2C``."""
-    prefix = subtask.split("_", 1)[0]
-    if prefix not in MAIN_TASKS:
+    key = vocabulary.main_task_key(subtask)
+    # the vocabulary reads the prefix case-insensitively; a config name is lower case
+    if key is None or subtask.partition("_")[0] != key:
         raise ValueError(
             f"cannot tell the main task of subtask {subtask!r}: its name should start with one "
             f"of {', '.join(p + '_' for p in MAIN_TASKS)}"
         )
-    return MAIN_TASKS[prefix]
+    return MAIN_TASKS[key]
 
 
 @dataclass(frozen=True)
@@ -47,7 +60,7 @@ class AggregateRow:
             "name": self.name,
             "n_queries": self.n_queries,
             **self.metrics,
-            "hard_negative_intrusion_rate": self.intrusion_rate,
+            INTRUSION_KEY: self.intrusion_rate,
             "n_intrusion_eligible": self.n_intrusion_eligible,
         }
 
@@ -105,7 +118,7 @@ def aggregate(
 
 def render_table(
     rows: Sequence[AggregateRow],
-    columns: Sequence[str] = ("ndcg_at_10", "recall_at_10", "mrr_at_10", "map_at_100"),
+    columns: Sequence[str] = TABLE_COLUMNS,
 ) -> str:
     """A fixed-width text table of ``rows`` (for terminals and logs)."""
     missing = [c for c in columns if rows and c not in rows[0].metrics]
@@ -126,4 +139,12 @@ def render_table(
     return "\n".join(lines)
 
 
-__all__ = ["MAIN_TASKS", "OVERALL", "AggregateRow", "aggregate", "main_task_of", "render_table"]
+__all__ = [
+    "MAIN_TASKS",
+    "OVERALL",
+    "TABLE_COLUMNS",
+    "AggregateRow",
+    "aggregate",
+    "main_task_of",
+    "render_table",
+]

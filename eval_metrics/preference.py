@@ -1,4 +1,4 @@
-"""Quality preference metrics of SynH-Rank: QPA and MCA (SynH-Rank §3; SPEC §3).
+"""Quality preference metrics of SynH-Rank: QPA and MCA (SynH-Rank §3; protocol §3).
 
 Both are accuracies over triplets ``(instruction + query, preferred code p, other code n)``
 scored by the same model:
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from eval_metrics._checks import check_num_conditions, check_score
+from eval_metrics.checks import check_num_conditions, check_score
 
 
 def _check_pairs(chosen: Sequence[float], rejected: Sequence[float]) -> None:

@@ -1,6 +1,6 @@
 """Graded retrieval evaluation exactly as CoREB defines it, with pytrec_eval as the engine.
 
-The protocol (CoREB §4.1, Appendix A.6; SPEC §2):
+The protocol (CoREB §4.1, Appendix A.6; protocol §2):
 
 * binary measures (Recall, MAP, P, MRR) count only documents with relevance >= ``relevance_level``
   (2) as relevant;
@@ -30,7 +30,7 @@ from typing import Literal
 
 import pytrec_eval
 
-from eval_metrics._checks import (
+from eval_metrics.checks import (
     MAX_CUTOFF,
     Qrels,
     Run,
@@ -178,6 +178,72 @@ def apply_exclusions(run: Run, exclude: Mapping[str, Iterable[str]] | None, qrel
     return filtered
 
 
+def _zero_below_level(
+    qrels: Qrels, relevance_level: int
+) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """The qrels nDCG sees (grades below the level zeroed, documents kept) restricted to the
+    queries that have a positive, and the queries that have none.
+
+    pytrec_eval must never see a query with empty qrels (it corrupts the scores of later
+    queries), hence the restriction.
+    """
+    graded: dict[str, dict[str, int]] = {}
+    without_positive: list[str] = []
+    for query_id, docs in qrels.items():
+        if any(rel >= relevance_level for rel in docs.values()):
+            graded[query_id] = {d: (r if r >= relevance_level else 0) for d, r in docs.items()}
+        else:
+            without_positive.append(query_id)
+    return graded, without_positive
+
+
+def _trec_eval(
+    graded: Mapping[str, Mapping[str, int]],
+    ranked: Run,
+    ks: Mapping[str, Sequence[int]],
+    relevance_level: int,
+) -> dict[str, dict[str, float]]:
+    """pytrec_eval's per-query output for every measure in ``ks`` and the intrusion depth's
+    ``success``, on the ranked queries of ``graded``, in one call."""
+    cutoffs: dict[str, set[int]] = {}
+    for name, measure_ks in ks.items():
+        measure = MEASURES[name]
+        cutoffs.setdefault(measure.trec_family, set()).update(measure.trec_cutoffs(measure_ks))
+    cutoffs.setdefault("success", set()).add(INTRUSION_DEPTH)
+    trec_measures = {f"{fam}." + ",".join(map(str, sorted(c))) for fam, c in cutoffs.items()}
+
+    scored_run = {q: ranked[q] for q in graded if q in ranked}
+    if not scored_run:
+        return {}
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        {q: graded[q] for q in scored_run}, trec_measures, relevance_level=relevance_level
+    )
+    try:
+        return evaluator.evaluate(scored_run)
+    except TypeError:
+        check_doc_ids(scored_run)
+        raise
+
+
+def _intrusion(
+    ranking: Mapping[str, float],
+    docs: Mapping[str, int],
+    trec_scores: Mapping[str, float],
+    relevance_level: int,
+) -> bool | None:
+    """The hard-negative intrusion verdict of one scored query (``None``: not eligible)."""
+    hard = [d for d, r in docs.items() if 0 < r < relevance_level]
+    if not hard:
+        return None
+    return hard_negative_intrusion(
+        ranking,
+        positives=[d for d, r in docs.items() if r >= relevance_level],
+        hard_negatives=hard,
+        positive_in_top=trec_scores[f"success_{INTRUSION_DEPTH}"] > 0.0,
+        depth=INTRUSION_DEPTH,
+    )
+
+
 def evaluate_retrieval(
     qrels: Qrels,
     run: Run,
@@ -230,36 +296,9 @@ def evaluate_retrieval(
         for query_id in to_convert:
             ranked[query_id] = {d: float(s) for d, s in ranked[query_id].items()}
 
-    # Zeroed copy of the qrels, restricted to queries that have a positive: pytrec_eval must
-    # never see a query with empty qrels (it corrupts the scores of later queries).
-    graded: dict[str, dict[str, int]] = {}
-    without_positive: list[str] = []
-    for query_id, docs in qrels.items():
-        if any(rel >= relevance_level for rel in docs.values()):
-            graded[query_id] = {d: (r if r >= relevance_level else 0) for d, r in docs.items()}
-        else:
-            without_positive.append(query_id)
+    graded, without_positive = _zero_below_level(qrels, relevance_level)
     missing = [q for q in graded if q not in ranked]
-
-    cutoffs: dict[str, set[int]] = {}
-    for name, measure_ks in ks.items():
-        measure = MEASURES[name]
-        cutoffs.setdefault(measure.trec_family, set()).update(measure.trec_cutoffs(measure_ks))
-    cutoffs.setdefault("success", set()).add(INTRUSION_DEPTH)
-    trec_measures = {f"{fam}." + ",".join(map(str, sorted(c))) for fam, c in cutoffs.items()}
-
-    scored_run = {q: ranked[q] for q in graded if q in ranked}
-    if scored_run:
-        evaluator = pytrec_eval.RelevanceEvaluator(
-            {q: graded[q] for q in scored_run}, trec_measures, relevance_level=relevance_level
-        )
-        try:
-            trec = evaluator.evaluate(scored_run)
-        except TypeError:
-            check_doc_ids(scored_run)
-            raise
-    else:
-        trec = {}
+    trec = _trec_eval(graded, ranked, ks, relevance_level)
 
     columns = [(MEASURES[name], k) for name, measure_ks in ks.items() for k in measure_ks]
     metric_keys = tuple(m.key(k) for m, k in columns)
@@ -270,18 +309,9 @@ def evaluate_retrieval(
         if query_id in trec:
             scores = trec[query_id]
             per_query[query_id] = {m.key(k): m.value(scores, k) for m, k in columns}
-            docs = qrels[query_id]
-            hard = [d for d, r in docs.items() if 0 < r < relevance_level]
-            if hard:
-                verdict = hard_negative_intrusion(
-                    ranked[query_id],
-                    positives=[d for d, r in docs.items() if r >= relevance_level],
-                    hard_negatives=hard,
-                    positive_in_top=scores[f"success_{INTRUSION_DEPTH}"] > 0.0,
-                    depth=INTRUSION_DEPTH,
-                )
-                if verdict is not None:
-                    intrusion[query_id] = verdict
+            verdict = _intrusion(ranked[query_id], qrels[query_id], scores, relevance_level)
+            if verdict is not None:
+                intrusion[query_id] = verdict
         elif query_id in graded or no_positive_policy == "zero":
             per_query[query_id] = dict(zeros)
 

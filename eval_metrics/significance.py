@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from eval_metrics._checks import check_score, listed
+from eval_metrics.checks import check_score, listed
 
 METHODS = ("randomization", "bootstrap")
 _CHUNK = 1_000_000  # resampled values held in memory at once

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from eval_metrics._checks import Qrels, Run, check_qrels, check_relevance_level, check_run
+from eval_metrics.checks import Qrels, Run, check_qrels, check_relevance_level, check_run
 from eval_metrics.retrieval import apply_exclusions
 
 

@@ -11,7 +11,7 @@ what would make another tool read it differently. Errors name the file and the l
   U+2003, U+001C-U+001F, ...) or a NUL is refused: trec_eval keeps it inside the field, Python's
   ``str.split`` and most tools split there;
 * a relevance grade is ``[+-]?[0-9]+`` in ASCII digits, between 0 and
-  :data:`eval_metrics._checks.MAX_RELEVANCE` (trec_eval reads it with C ``atol``, which turns
+  :data:`eval_metrics.checks.MAX_RELEVANCE` (trec_eval reads it with C ``atol``, which turns
   ``1.5`` into 1, ``1_000`` into 1 and ``３`` into 0);
 * a score is a decimal number in ASCII, read in full: an optional sign, digits with an optional
   point, an optional exponent (``1e5``, ``.5``, ``5.``, ``-0.25E-3``: the decimal forms C ``atof``
@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from eval_metrics._checks import (
+from eval_metrics.checks import (
     FLOAT32_MAX,
     Qrels,
     Run,

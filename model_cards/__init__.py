@@ -1,4 +1,4 @@
-"""Model cards, Hub and leaderboard I/O.
-
-Empty until the model-card issue lands; nothing here pretends to work yet.
+"""Cards: the dataset cards of the CoREB and QualCode Hub folders (:mod:`.dataset_card`, from
+the Markdown templates in ``templates/``). Model cards, Hub and leaderboard I/O come with the
+model-card issue.
 """

@@ -7,3 +7,10 @@ aliases ``minilm`` and ``smollm2``. The benchmark uses them as CoREB's second st
 (:mod:`coreb_toolkit.benchmark.rerank`, ``coreb evaluate --reranker``) and as QualCode scorers
 (:mod:`coreb_toolkit.benchmark.qualcode_eval`, ``coreb evaluate --qualcode``).
 """
+
+from __future__ import annotations
+
+from reranker.base import BaseReranker, RankedDocument, Reranker
+from reranker.registry import available, load_reranker
+
+__all__ = ["BaseReranker", "RankedDocument", "Reranker", "available", "load_reranker"]

@@ -136,19 +136,70 @@ class ScoreCache:
             db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?)", list(items.items()))
 
 
+def architectures(config: object) -> list[str]:
+    """The ``architectures`` a ``transformers`` config lists (none for a bare config)."""
+    return [str(a) for a in (getattr(config, "architectures", None) or [])]
+
+
+def token_budget(
+    owner: str, max_length: int, max_tokens_per_batch: int | None, batch_size: int | None
+) -> int | None:
+    """The padded-token budget of a forward pass from either of its two spellings:
+    ``max_tokens_per_batch`` itself, or ``batch_size`` pairs of the longest allowed length
+    (``batch_size * max_length``); ``None`` when neither is given (the backend's default)."""
+    if batch_size is None:
+        return max_tokens_per_batch
+    if max_tokens_per_batch is not None:
+        raise ValueError(
+            f"{owner} got both max_tokens_per_batch={max_tokens_per_batch} and "
+            f"batch_size={batch_size}: give one (batch_size means batch_size * max_length tokens)"
+        )
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"{owner}: batch_size must be a positive int, got {batch_size!r}")
+    return batch_size * int(max_length)
+
+
 class BaseReranker(ABC):
     """Validation, caching and :meth:`rank` on top of a backend's :meth:`_score_batch`.
 
     Subclasses set ``name``, ``max_length`` and ``max_tokens_per_batch`` (for :meth:`batches`)
     and implement :meth:`_score_batch` (uncached scores of validated pairs) and
-    :meth:`fingerprint` (what identifies the model's scores).
+    :meth:`fingerprint` (what identifies the model's scores). A backend class declares what it
+    is to the registry (:mod:`reranker.registry`): ``backend`` (its name in results files),
+    ``handles`` (the models it takes, in words) and :meth:`accepts` (whether it takes a model
+    config).
     """
 
+    #: the backend's name in results files (``"cross-encoder"``, ``"generative"``)
+    backend: str = ""
+    #: the models the backend takes, in words (for errors): ``"a sequence classifier"``
+    handles: str = ""
     name: str
     max_length: int | None = None
     max_tokens_per_batch: int = 16384
     cache_dir: str | Path | None = None
+    #: True when the model's scoring head is freshly initialised, not trained (the bundled
+    #: ``minilm`` plumbing alias): its scores are not relevance. Results files record it.
+    untrained_head: bool = False
     _cache: ScoreCache | None = None
+
+    @classmethod
+    def accepts(cls, config: object) -> bool:
+        """Whether this backend takes a model of this ``transformers`` config (by default: no;
+        a backend resolved by architecture overrides it)."""
+        return False
+
+    def metadata(self) -> dict[str, object]:
+        """What identifies this reranker's scores in a results file."""
+        return {
+            "name": self.name,
+            "backend": self.backend or type(self).__name__,
+            "class": type(self).__name__,
+            "fingerprint": self.fingerprint(),
+            "max_length": self.max_length,
+            "max_tokens_per_batch": self.max_tokens_per_batch,
+            "untrained_head": self.untrained_head,
+        }
 
     def batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Indices grouped by decreasing length, each group within the padded-token budget."""

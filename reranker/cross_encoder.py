@@ -1,4 +1,4 @@
-"""Cross-encoder reranker: ``[CLS] q [SEP] d [SEP]`` -> linear head -> score [SPEC §4].
+"""Cross-encoder reranker: ``[CLS] q [SEP] d [SEP]`` -> linear head -> score [protocol §4].
 
 A thin layer over ``sentence_transformers.CrossEncoder`` with ``num_labels=1``; the score is
 the model's default activation of its single logit (sigmoid for a one-label model, as
@@ -34,7 +34,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from reranker.base import BaseReranker, model_fingerprint, require
+from reranker.base import BaseReranker, architectures, model_fingerprint, require, token_budget
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +57,8 @@ class CrossEncoderReranker(BaseReranker):
             where a batch's activations and attention scores then stay in cache and
             scoring runs ~1.2x faster than with 16,384, measured on MiniLM; 16,384 on an
             accelerator).
+        batch_size: instead of ``max_tokens_per_batch``, that many pairs of ``max_length``
+            tokens per forward pass (``batch_size * max_length`` tokens).
         device: ``"cpu"``, ``"cuda"``, ... (default: sentence-transformers' choice).
         cache_dir: keep scores on disk there (see :mod:`reranker.base`).
 
@@ -66,6 +68,14 @@ class CrossEncoderReranker(BaseReranker):
         rr.rank("sort a list", {"a": "def f(x): return sorted(x)", "b": "print(1)"})
     """
 
+    backend = "cross-encoder"
+    handles = "a sequence classifier"
+
+    @classmethod
+    def accepts(cls, config: object) -> bool:
+        """A ``*ForSequenceClassification`` model."""
+        return any(a.endswith("ForSequenceClassification") for a in architectures(config))
+
     def __init__(
         self,
         model: Any,
@@ -73,10 +83,14 @@ class CrossEncoderReranker(BaseReranker):
         name: str | None = None,
         max_length: int = 512,
         max_tokens_per_batch: int | None = None,
+        batch_size: int | None = None,
         device: str | None = None,
         cache_dir: str | Path | None = None,
     ) -> None:
         st = require("sentence_transformers")
+        max_tokens_per_batch = token_budget(
+            type(self).__name__, max_length, max_tokens_per_batch, batch_size
+        )
         if max_length < 4 or (max_tokens_per_batch is not None and max_tokens_per_batch < 1):
             raise ValueError(
                 f"max_length must be >= 4 and max_tokens_per_batch positive, "

@@ -1,7 +1,7 @@
 """Generative yes/no reranker in the Qwen3-Reranker format, for any chat causal LM.
 
 The model reads a judgement prompt and the score is the probability of answering "yes"
-[SPEC §4; CoREB B.3; SynH-Rank eq. 1; Qwen3-Reranker model card,
+[protocol §4; CoREB B.3; SynH-Rank eq. 1; Qwen3-Reranker model card,
 https://huggingface.co/Qwen/Qwen3-Reranker-0.6B]:
 
 * system: ``Judge whether the Document meets the requirements based on the Query and the
@@ -44,7 +44,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reranker.base import INSTALL_PEFT, BaseReranker, model_fingerprint, require
+from reranker.base import (
+    INSTALL_PEFT,
+    BaseReranker,
+    architectures,
+    model_fingerprint,
+    require,
+    token_budget,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -96,7 +103,7 @@ def answer_token_id(tokenizer: Any, word: str) -> int:
 
 
 class GenerativeReranker(BaseReranker):
-    """Score pairs by a causal LM's P(yes) / (P(yes) + P(no)) [Qwen3-Reranker card; SPEC §4].
+    """Score pairs by a causal LM's P(yes) / (P(yes) + P(no)) [Qwen3-Reranker card; protocol §4].
 
     Args:
         model: a local folder or Hub id, or a loaded causal LM (then ``tokenizer`` is required).
@@ -108,7 +115,9 @@ class GenerativeReranker(BaseReranker):
         adapter: a PEFT (LoRA) adapter folder loaded onto the base model.
         merge: merge the adapter into the base weights (faster inference, same scores).
         max_length: most tokens per prompt; the document is truncated to fit.
-        max_tokens_per_batch: most padded tokens per forward pass.
+        max_tokens_per_batch: most padded tokens per forward pass (default 16,384).
+        batch_size: instead of ``max_tokens_per_batch``, that many pairs of ``max_length``
+            tokens per forward pass (``batch_size * max_length`` tokens).
         cache_dir: keep scores on disk there (see :mod:`reranker.base`).
         default_instruction: the instruction when ``score`` gets none (the card's default).
 
@@ -118,6 +127,15 @@ class GenerativeReranker(BaseReranker):
         rr.score([("sort a list", "def f(x): return sorted(x)")], instruction=...)
     """
 
+    backend = "generative"
+    handles = "a causal LM"
+
+    @classmethod
+    def accepts(cls, config: object) -> bool:
+        """A ``*ForCausalLM`` / ``*LMHeadModel`` model."""
+        return any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures(config))
+
+    # Long: loading, the adapter and the prompt's token ids are one sequence of checked steps.
     def __init__(
         self,
         model: Any,
@@ -130,12 +148,15 @@ class GenerativeReranker(BaseReranker):
         adapter: str | Path | None = None,
         merge: bool = False,
         max_length: int = 8192,
-        max_tokens_per_batch: int = 16384,
+        max_tokens_per_batch: int | None = None,
+        batch_size: int | None = None,
         cache_dir: str | Path | None = None,
         default_instruction: str = DEFAULT_INSTRUCTION,
     ) -> None:
         torch = require("torch")
         transformers = require("transformers")
+        budget = token_budget(type(self).__name__, max_length, max_tokens_per_batch, batch_size)
+        max_tokens_per_batch = 16384 if budget is None else budget
         if max_length < 1 or max_tokens_per_batch < 1:
             raise ValueError(
                 f"max_length and max_tokens_per_batch must be positive, "

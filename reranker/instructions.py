@@ -1,36 +1,24 @@
-"""Task instructions for instruction-following rerankers [SPEC §3, §4].
+"""Task instructions for instruction-following rerankers [protocol §3, §4].
 
 * CoREB: one instruction per main task (T2C, C2C, C2T) [CoREB B.3]; a subtask's instruction
   is its main task's, read from the subtask name's prefix (``t2c_full_retro_any`` -> T2C).
 * QualCode: ``Retrieve code that is {fast | memory-efficient | maintainable}``, several
   conditions joined with "and" [SynH-Rank §3].
+
+The strings live in :mod:`coreb_toolkit.vocabulary` (``MAIN_TASKS[key].instruction``,
+``QUALCODE_CONDITIONS``); this module only chooses and joins them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-COREB_INSTRUCTIONS: dict[str, str] = {
-    "t2c": (
-        "Given a natural language programming task, retrieve code that correctly solves or "
-        "implements the task."
-    ),
-    "c2c": (
-        "Given a code snippet, retrieve code that is semantically equivalent or solves the "
-        "same task."
-    ),
-    "c2t": (
-        "Given a code snippet, retrieve the natural language description or problem "
-        "statement that best matches the code."
-    ),
-}
+from coreb_toolkit.vocabulary import MAIN_TASKS, QUALCODE_CONDITIONS, QUALCODE_TASK
 
-#: QualCode dimension -> the adjective of its instruction.
-QUALCODE_CONDITIONS: dict[str, str] = {
-    "speed": "fast",
-    "memory": "memory-efficient",
-    "maintainability": "maintainable",
-}
+#: CoREB main task key -> its instruction [CoREB B.3] (``vocabulary.MAIN_TASKS``).
+COREB_INSTRUCTIONS: dict[str, str] = {key: task.instruction for key, task in MAIN_TASKS.items()}
+
+__all__ = ["COREB_INSTRUCTIONS", "QUALCODE_CONDITIONS", "instruction_for", "qualcode_instruction"]
 
 
 def qualcode_instruction(conditions: str | Iterable[str]) -> str:
@@ -66,11 +54,11 @@ def instruction_for(subtask: str) -> str:
     prefix, _, rest = subtask.lower().partition("_")
     if prefix in COREB_INSTRUCTIONS:
         return COREB_INSTRUCTIONS[prefix]
-    if prefix == "qualcode" and rest in QUALCODE_CONDITIONS:
+    if prefix == QUALCODE_TASK and rest in QUALCODE_CONDITIONS:
         return qualcode_instruction(rest)
     raise ValueError(
         f"no instruction for subtask {subtask!r}: expected a name starting with "
         f"{'/'.join(f'{k}_' for k in COREB_INSTRUCTIONS)} or one of "
-        f"{[f'qualcode_{k}' for k in QUALCODE_CONDITIONS]} (MC-QualCode triplets carry their "
-        f"own conditions: use qualcode_instruction)"
+        f"{[f'{QUALCODE_TASK}_{k}' for k in QUALCODE_CONDITIONS]} (MC-QualCode triplets carry "
+        f"their own conditions: use qualcode_instruction)"
     )

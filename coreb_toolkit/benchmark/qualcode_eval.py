@@ -1,11 +1,16 @@
-"""QualCode and MC-QualCode evaluation of a scorer [SynH-Rank §3; SPEC §3].
+"""QualCode and MC-QualCode evaluation of a scorer [SynH-Rank §3; protocol §3].
 
 A *scorer* gives one number to an (instruction, query, code) triple. Three kinds:
 
-* ``bm25``: BM25 over the whole ``qualcode_corpus`` (one index, corpus statistics of all
-  submissions); the query text is the instruction followed by the problem.
-* a sentence-transformers embedder (``minilm``, any model): cosine between the embedded
-  instruction + problem and the code.
+* a first-stage retriever of :mod:`coreb_toolkit.retrieval.registry` by name:
+
+  * ``bm25``: BM25 over the whole ``qualcode_corpus`` (one index, corpus statistics of all
+    submissions); the query text is the instruction followed by the problem.
+  * a sentence-transformers embedder (``minilm``, any model): cosine between the embedded
+    instruction + problem and the code.
+  * any other :class:`~coreb_toolkit.retrieval.base.Retriever`: its search scores over the
+    whole corpus.
+
 * a reranker (:func:`reranker.load_reranker`): ``score(pairs, instruction=...)`` with the
   problem as query -- the instruction goes where the reranker's prompt puts it (the
   ``<Instruct>`` slot of a Qwen3-Reranker-style model).
@@ -30,12 +35,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coreb_toolkit.benchmark.plots import plot_qualcode
+from coreb_toolkit.benchmark.results import QualcodeResults, write_results
+from coreb_toolkit.vocabulary import (
+    MC_CONDITION_COUNTS,
+    MC_CONFIGS,
+    QUALCODE_CORPUS,
+    QUALCODE_DIMENSIONS,
+    QUALCODE_PAIR_CONFIGS,
+)
 from eval_metrics import evaluate_retrieval
 from eval_metrics.preference import mca, qpa
 
 logger = logging.getLogger(__name__)
 
-DIMENSIONS = ("speed", "memory", "maintainability")
+DIMENSIONS = QUALCODE_DIMENSIONS  # the name this module had first
 RETRIEVAL_MEASURES = {"mrr": [10], "ndcg": [10]}
 
 
@@ -51,12 +65,13 @@ class QualcodeInput:
 
 def load_qualcode(source: str | os.PathLike[str]) -> QualcodeInput:
     """Read the configs of a folder written by ``coreb qualcode build`` (or a Hub id)."""
-    from coreb_toolkit.benchmark.runner import _config_rows, _configs
+    from coreb_dataset import hub_folder_configs, read_hub_config
 
     source = str(source)
-    configs = _configs(source)
-    needed = ["qualcode_corpus"]
-    if not any(n.startswith(("qualcode_", "mc_")) and n != "qualcode_corpus" for n in configs):
+    configs = hub_folder_configs(source)
+    needed = [QUALCODE_CORPUS]
+    tasks = {*QUALCODE_PAIR_CONFIGS.values(), *MC_CONFIGS.values()}
+    if not tasks & set(configs):
         raise ValueError(
             f"{source} has no QualCode configs (qualcode_speed, ..., mc_1cond, ...); build one "
             "with `coreb qualcode build --source ... --out DIR`"
@@ -65,16 +80,16 @@ def load_qualcode(source: str | os.PathLike[str]) -> QualcodeInput:
         if name not in configs:
             raise ValueError(f"{source} has no config {name!r}: rebuild it with coreb qualcode")
     pairs = {
-        d: _config_rows(source, f"qualcode_{d}", "test")
-        for d in DIMENSIONS
-        if f"qualcode_{d}" in configs
+        d: read_hub_config(source, config, "test")
+        for d, config in QUALCODE_PAIR_CONFIGS.items()
+        if config in configs
     }
     triplets = {
-        k: _config_rows(source, f"mc_{k}cond", "test")
-        for k in (1, 2, 3)
-        if f"mc_{k}cond" in configs
+        k: read_hub_config(source, config, "test")
+        for k, config in MC_CONFIGS.items()
+        if config in configs
     }
-    docs = _config_rows(source, "qualcode_corpus", "test", columns=["doc_id", "text"])
+    docs = read_hub_config(source, QUALCODE_CORPUS, "test", columns=["doc_id", "text"])
     return QualcodeInput(source, pairs, triplets, {d["doc_id"]: d["text"] for d in docs})
 
 
@@ -163,6 +178,7 @@ class RerankerScorer:
             "fingerprint": reranker.fingerprint(),
             "max_length": reranker.max_length,
             "query_budget_tokens": self.query_budget,
+            "untrained_head": bool(getattr(reranker, "untrained_head", False)),
         }
 
     @property
@@ -197,21 +213,69 @@ class RerankerScorer:
         return out
 
 
+class RetrieverScorer:
+    """Any first-stage :class:`~coreb_toolkit.retrieval.base.Retriever`: its search scores of
+    each instruction + problem over the whole corpus (a document it does not return: -inf)."""
+
+    def __init__(self, retriever: Any, corpus: Mapping[str, str]):
+        self.name = retriever.name
+        self._retriever = retriever
+        self._corpus = dict(corpus)
+        self._runs: dict[str, dict[str, float]] = {}
+        self.metadata = retriever.metadata()
+
+    def score(self, items: Sequence[Item]) -> list[float]:
+        texts = [
+            t for t in dict.fromkeys(f"{i}\n{q}" for i, q, _, _ in items) if t not in self._runs
+        ]
+        if texts:
+            run = self._retriever.search(
+                {str(n): t for n, t in enumerate(texts)}, self._corpus, top_k=len(self._corpus),
+                query_type="text", document_type="code",
+            )  # fmt: skip
+            for n, t in enumerate(texts):
+                self._runs[t] = run.get(str(n), {})
+        return [
+            float(self._runs[f"{i}\n{q}"].get(doc_id, float("-inf"))) for i, q, doc_id, _ in items
+        ]
+
+
+def _bm25_scorer(retriever: Any, data: QualcodeInput, name: str) -> BM25Scorer:
+    return BM25Scorer(data.corpus, retriever.k1, retriever.b)
+
+
+def _dense_scorer(retriever: Any, data: QualcodeInput, name: str) -> DenseScorer:
+    from coreb_toolkit.retrieval.registry import model_metadata
+
+    scorer = DenseScorer(retriever.encoder, data.corpus, retriever.name)
+    scorer.metadata = model_metadata(name, retriever)
+    return scorer
+
+
+def _scorer_factories() -> dict[type, Any]:
+    """Retriever classes with a scorer of their own (BM25's whole-corpus statistics, cached
+    query embeddings); any other retriever is scored through its search."""
+    from coreb_toolkit.retrieval.bm25 import BM25FirstStage
+    from coreb_toolkit.retrieval.dense import DenseFirstStage
+
+    return {BM25FirstStage: _bm25_scorer, DenseFirstStage: _dense_scorer}
+
+
 def make_scorer(name: str, data: QualcodeInput, *, reranker: bool = False, **options: Any) -> Any:
-    """``bm25``, an embedder (``minilm``, a sentence-transformers name) or, with
-    ``reranker=True``, a reranker alias / folder / Hub id."""
+    """A first-stage retriever by name (``bm25``, an embedder: ``minilm``, a
+    sentence-transformers name; :func:`coreb_toolkit.retrieval.registry.make_retriever` with
+    ``options``) or, with ``reranker=True``, a reranker alias / folder / Hub id."""
     if reranker:
         from reranker import load_reranker
 
         return RerankerScorer(load_reranker(name, **options))
-    if name == "bm25":
-        return BM25Scorer(data.corpus)
-    from coreb_toolkit.benchmark.runner import make_retriever, model_metadata, resolve_model
+    from coreb_toolkit.retrieval.registry import make_retriever
 
     retriever = make_retriever(name, **options)
-    scorer = DenseScorer(retriever, data.corpus, resolve_model(name)[1])
-    scorer.metadata = model_metadata(name, retriever)
-    return scorer
+    factory = _scorer_factories().get(type(retriever))
+    if factory is None:
+        return RetrieverScorer(retriever, data.corpus)
+    return factory(retriever, data, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,32 +287,82 @@ def _items(rows: Sequence[Mapping[str, Any]], side: str) -> list[Item]:
     return [(r["instruction"], r["query"], r[f"{side}_id"], r[side]) for r in rows]
 
 
+TASKS = ("pairs", "retrieval", "mc")
+
+
 def evaluate_qualcode(
     source: str | os.PathLike[str] | QualcodeInput,
     scorer: Any,
     out_dir: str | os.PathLike[str] | None = None,
     *,
-    tasks: Collection[str] = ("pairs", "retrieval", "mc"),
+    tasks: Collection[str] = TASKS,
     retrieval: bool = True,
     plots: bool = True,
     progress: bool = True,
 ) -> dict[str, Any]:
     """QPA per dimension (``pairs``), MRR@10/nDCG@10 on the 1+99 task (``retrieval``), MCA per
     k (``mc``); written under ``<out_dir>/<scorer>/qualcode/`` when ``out_dir`` is given.
-    ``retrieval=False`` is the same as leaving ``"retrieval"`` out of ``tasks``."""
-    unknown = set(tasks) - {"pairs", "retrieval", "mc"}
+    ``retrieval=False`` is the same as leaving ``"retrieval"`` out of ``tasks``.
+
+    Returns:
+        The results dict (:class:`~coreb_toolkit.benchmark.results.QualcodeResults` as
+        written), with ``out_dir``, the folder written, when ``out_dir`` is given.
+    """
+    unknown = set(tasks) - set(TASKS)
     if unknown or not tasks:
         raise ValueError(f"tasks must be some of pairs, retrieval, mc; got {sorted(tasks)}")
     retrieval = retrieval and "retrieval" in tasks
-    from tqdm.auto import tqdm
-
     data = source if isinstance(source, QualcodeInput) else load_qualcode(source)
     t0 = time.perf_counter()
-    results: dict[str, Any] = {"scorer": scorer.metadata, "dataset": {"source": data.source}}
     scores_out: list[dict[str, Any]] = []
-    qpa_rows = {}
-    for dim, rows in tqdm(data.pairs.items(), desc="QualCode pairs", disable=not progress):
-        if not rows or not ({"pairs", "retrieval"} & set(tasks)):
+    qpa_rows: dict[str, dict[str, Any]] = {}
+    if {"pairs", "retrieval"} & set(tasks):
+        qpa_rows = _pairs(data, scorer, retrieval, progress, scores_out)
+    mc_rows = _mc(data, scorer, progress, scores_out) if "mc" in tasks else {}
+    results = QualcodeResults(
+        scorer=scorer.metadata,
+        dataset={"source": data.source},
+        qualcode=qpa_rows,
+        mc=mc_rows,
+        seconds=round(time.perf_counter() - t0, 3),
+    )
+    if out_dir is None:
+        return results.to_dict()
+    from coreb_toolkit.benchmark.provenance import library_versions
+    from coreb_toolkit.benchmark.runner import slug
+
+    results.versions = library_versions()
+    target = Path(out_dir) / slug(str(scorer.name)) / "qualcode"
+    write_results(target / "results.json", results)
+    out = results.to_dict()
+    (target / "summary.md").write_text(summary_table([out]), encoding="utf-8")
+    with open(target / "scores.jsonl", "w", encoding="utf-8") as fh:
+        for rec in scores_out:
+            fh.write(json.dumps(rec) + "\n")
+    if plots:
+        plot_qualcode([out], target / "qualcode.png")
+    out["out_dir"] = str(target)
+    return out
+
+
+def _bar(items: Any, desc: str, progress: bool) -> Any:
+    from tqdm.auto import tqdm
+
+    # disable=None: shown on a terminal only, so that logs stay readable
+    return tqdm(items, desc=desc, disable=None if progress else True, leave=False)
+
+
+def _pairs(
+    data: QualcodeInput,
+    scorer: Any,
+    retrieval: bool,
+    progress: bool,
+    scores_out: list[dict[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """QPA per dimension (and the 1+99 retrieval task with ``retrieval``)."""
+    qpa_rows: dict[str, dict[str, Any]] = {}
+    for dim, rows in _bar(data.pairs.items(), "QualCode pairs", progress):
+        if not rows:
             continue
         both = scorer.score(_items(rows, "chosen") + _items(rows, "rejected"))
         chosen, rejected = both[: len(rows)], both[len(rows) :]
@@ -259,15 +373,20 @@ def evaluate_qualcode(
         }
         for r, c, n in zip(rows, chosen, rejected, strict=True):
             scores_out.append(
-                {"config": f"qualcode_{dim}", "id": r["pair_id"], "chosen": c, "rejected": n}
-            )
+                {"config": QUALCODE_PAIR_CONFIGS[dim], "id": r["pair_id"], "chosen": c,
+                 "rejected": n}
+            )  # fmt: skip
         if retrieval:
             qpa_rows[dim].update(_retrieval(dim, rows, data, scorer, scores_out))
-    results["qualcode"] = qpa_rows
+    return qpa_rows
+
+
+def _mc(
+    data: QualcodeInput, scorer: Any, progress: bool, scores_out: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """MCA per number of conditions k, and per combination of conditions."""
     mc_rows: dict[str, Any] = {}
-    for k, rows in tqdm(data.triplets.items(), desc="MC-QualCode", disable=not progress):
-        if "mc" not in tasks:
-            break
+    for k, rows in _bar(data.triplets.items(), "MC-QualCode", progress):
         if not rows:
             mc_rows[f"k={k}"] = {"mca": None, "n_triplets": 0}
             continue
@@ -290,25 +409,9 @@ def evaluate_qualcode(
         }
         for r, c, n in zip(rows, chosen, rejected, strict=True):
             scores_out.append(
-                {"config": f"mc_{k}cond", "id": r["triplet_id"], "chosen": c, "rejected": n}
+                {"config": MC_CONFIGS[k], "id": r["triplet_id"], "chosen": c, "rejected": n}
             )
-    results["mc"] = mc_rows
-    results["seconds"] = round(time.perf_counter() - t0, 3)
-    if out_dir is not None:
-        from coreb_toolkit.benchmark.runner import _slug, library_versions
-
-        results["versions"] = library_versions()
-        target = Path(out_dir) / _slug(str(scorer.name)) / "qualcode"
-        target.mkdir(parents=True, exist_ok=True)
-        (target / "results.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
-        (target / "summary.md").write_text(summary_table([results]), encoding="utf-8")
-        with open(target / "scores.jsonl", "w", encoding="utf-8") as fh:
-            for rec in scores_out:
-                fh.write(json.dumps(rec) + "\n")
-        if plots:
-            plot_qualcode([results], target / "qualcode.png")
-        results["out_dir"] = str(target)
-    return results
+    return mc_rows
 
 
 def _retrieval(
@@ -344,12 +447,15 @@ def _retrieval(
     }
 
 
-def summary_table(results: Sequence[Mapping[str, Any]]) -> str:
+def summary_table(results: Sequence[Any]) -> str:
     """Markdown: a row per scorer; QPA (and 1+99 MRR@10 / nDCG@10) per dimension, MCA per k."""
+    from coreb_toolkit.benchmark.report import as_dicts
+
+    results = as_dicts(results)
     header = ["scorer"]
     for d in DIMENSIONS:
         header += [f"{d} QPA", f"{d} MRR@10", f"{d} nDCG@10"]
-    header += [f"MCA k={k}" for k in (1, 2, 3)]
+    header += [f"MCA k={k}" for k in MC_CONDITION_COUNTS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
 
     def fmt(v: Any) -> str:
@@ -362,7 +468,7 @@ def summary_table(results: Sequence[Mapping[str, Any]]) -> str:
             cells += [
                 fmt(row.get(m)) for m in ("qpa", "retrieval_mrr_at_10", "retrieval_ndcg_at_10")
             ]
-        cells += [fmt(res["mc"].get(f"k={k}", {}).get("mca")) for k in (1, 2, 3)]
+        cells += [fmt(res["mc"].get(f"k={k}", {}).get("mca")) for k in MC_CONDITION_COUNTS]
         lines.append("| " + " | ".join(cells) + " |")
     counts = results[0]
     n_pairs = ", ".join(f"{d} {v['n_pairs']}" for d, v in counts["qualcode"].items())
@@ -372,33 +478,25 @@ def summary_table(results: Sequence[Mapping[str, Any]]) -> str:
         f"Pairs: {n_pairs}; MC triplets: {n_mc}. QPA/MCA count a tie as a loss "
         "(chance is 0.5 for a scorer without ties).",
     ]
+    from coreb_toolkit.benchmark.report import untrained_note
+
+    for res in results:
+        if res["scorer"].get("untrained_head"):
+            lines += ["", untrained_note(res["scorer"])]
     return "\n".join(lines) + "\n"
 
 
-def plot_qualcode(results: Sequence[Mapping[str, Any]], out_path: str | Path) -> Path:
-    """Bars: QPA per dimension and MCA per k for each scorer, with the 0.5 chance line."""
-    from coreb_toolkit.benchmark.plots import _colors, _new_figure, _save
-
-    labels = [*(f"QPA {d}" for d in DIMENSIONS), *(f"MCA k={k}" for k in (1, 2, 3))]
-    fig = _new_figure(9, 3.6)
-    ax = fig.add_subplot(1, 1, 1)
-    width = 0.8 / max(1, len(results))
-    colors = _colors(len(results))
-    for i, res in enumerate(results):
-        values = [res["qualcode"].get(d, {}).get("qpa") for d in DIMENSIONS]
-        values += [res["mc"].get(f"k={k}", {}).get("mca") for k in (1, 2, 3)]
-        xs = [j + (i - (len(results) - 1) / 2) * width for j in range(len(labels))]
-        ax.bar(
-            xs,
-            [v if v is not None else 0 for v in values],
-            width,
-            label=str(res["scorer"].get("name")),
-            color=colors[i],
-        )
-    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1, label="chance")
-    ax.set_xticks(range(len(labels)), labels, rotation=20)
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("accuracy (ties lose)")
-    ax.set_title("QualCode QPA and MC-QualCode MCA")
-    ax.legend(fontsize=8)
-    return _save(fig, out_path)
+__all__ = [
+    "DIMENSIONS",
+    "TASKS",
+    "BM25Scorer",
+    "DenseScorer",
+    "QualcodeInput",
+    "RerankerScorer",
+    "RetrieverScorer",
+    "evaluate_qualcode",
+    "load_qualcode",
+    "make_scorer",
+    "plot_qualcode",
+    "summary_table",
+]

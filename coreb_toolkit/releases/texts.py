@@ -207,6 +207,13 @@ def lexical_neighbours(statements: Mapping[str, str], k: int = 4) -> dict[str, l
     """For every problem, the ``k`` other problems whose statements BM25 ranks highest."""
     import bm25s
 
+    # bm25s sets its own logger to DEBUG on import, which beats the application's level (the
+    # stray "DEBUG bm25s: Building index" line); the same reset as retrieval.bm25.import_bm25s,
+    # which this builder may not import (imports run builders -> retrieval)
+    log = logging.getLogger("bm25s")
+    if log.level == logging.DEBUG:
+        log.setLevel(logging.NOTSET)
+
     ids = list(statements)
     if len(ids) < 2:
         return {pid: [] for pid in ids}

@@ -28,6 +28,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from coreb_toolkit.retrieval.base import Retriever, Run, check_text_type, corpus_fingerprint
+
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP = frozenset(
@@ -207,6 +209,23 @@ def looks_like_code(text: str) -> bool:
     return 2 * code >= len(lines)
 
 
+def import_bm25s() -> Any:
+    """``bm25s``, its logger made to follow the application's logging level.
+
+    ``bm25s`` sets its own logger to DEBUG when imported; a logger's own level wins over the
+    root's, so its ``Building index from ...`` debug lines reached the CLI's WARNING handler
+    (the stray ``DEBUG bm25s: Building index from IDs objects``). Its level is reset to NOTSET,
+    so the root level decides (``coreb -v`` shows its INFO, nothing shows its DEBUG by
+    default); a level set by the user (anything but bm25s's DEBUG) is left alone.
+    """
+    import bm25s
+
+    log = logging.getLogger("bm25s")
+    if log.level == logging.DEBUG:
+        log.setLevel(logging.NOTSET)
+    return bm25s
+
+
 def _is_code(texts: Iterable[str], kind: str, where: str) -> bool:
     if kind not in KINDS:
         raise ValueError(f"{where}: kind must be one of {KINDS}, got {kind!r}")
@@ -236,10 +255,7 @@ class BM25Retriever:
         self.corpus_is_code: bool | None = None
 
     def index(self, corpus: Mapping[str, str], *, kind: str = "auto") -> BM25Retriever:
-        import bm25s
-
-        # bm25s sets its logger to DEBUG on import; its per-index messages are noise in a CLI
-        logging.getLogger("bm25s").setLevel(logging.WARNING)
+        bm25s = import_bm25s()
         if not corpus:
             raise ValueError("BM25Retriever.index: the corpus is empty")
         self._ids = list(corpus)
@@ -281,4 +297,54 @@ class BM25Retriever:
                 for j, s in zip(docs[i].tolist(), scores[i].tolist(), strict=True)
             }
             for i, q in enumerate(qids)
+        }
+
+
+class BM25FirstStage(Retriever):
+    """:class:`BM25Retriever` behind the :class:`~coreb_toolkit.retrieval.base.Retriever`
+    contract: the corpus indexed once per content and document type, then searched by every
+    query set that ranks it.
+
+    ``document_type`` / ``query_type`` pick the tokenizer (``"code"`` with operators,
+    ``"text"`` without, ``"auto"``: :func:`looks_like_code` decides once per corpus / query
+    set), as the ``kind`` of :meth:`BM25Retriever.index` / :meth:`BM25Retriever.search`.
+
+    Args:
+        k1, b: the BM25 parameters (``bm25s`` defaults).
+        progress: accepted so that one switch drives every stage; BM25 shows no bar.
+    """
+
+    name = "BM25"
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75, *, progress: bool = True):
+        self.k1, self.b = k1, b
+        self.progress = progress
+        self._key: tuple[str, str] | None = None
+        self._index: BM25Retriever | None = None
+
+    def search(
+        self,
+        queries: Mapping[str, str],
+        corpus: Mapping[str, str],
+        *,
+        top_k: int,
+        query_type: str = "auto",
+        document_type: str = "auto",
+    ) -> Run:
+        check_text_type(query_type, "query_type")
+        key = (corpus_fingerprint(corpus), check_text_type(document_type, "document_type"))
+        if self._index is None or key != self._key:
+            # one index at a time: the runner ranks a release's corpora one after another
+            self._index = BM25Retriever(self.k1, self.b).index(corpus, kind=document_type)
+            self._key = key
+        return self._index.search(queries, top_k=top_k, kind=query_type)
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "name": "BM25",
+            "implementation": "bm25s",
+            "tokenizer": "code-aware (coreb_toolkit.retrieval.bm25): identifiers split; "
+            "operators and integer literals kept for code",
+            "k1": self.k1,
+            "b": self.b,
         }

@@ -5,7 +5,8 @@ embeddings [CoREB §4.1, A.6]. A release's code corpus is ranked by every T2C an
 (and its text corpus by every C2T one), so the expensive part, encoding the corpus, is done
 once per (model, release) and reused: in memory within a run, and on disk across runs when
 ``cache_dir`` is set, keyed by the model revision, the prompt, the maximum length, the dtype
-and a fingerprint of the corpus content.
+and a fingerprint of the corpus content. Query sets go through the same cache, keyed by their
+texts, so identical query sets under other ids are encoded once.
 
 The model's own pipeline is used unchanged (its pooling, its ``Normalize`` module if it has
 one, the query/document prompts its ``config_sentence_transformers.json`` declares); the
@@ -18,9 +19,10 @@ batches are dealt out to the processes, every process encodes its share, and the
 gathered so that every process ends with the same matrix as a single process would compute
 (the batches, and so the padding, are the same).
 
-Search is exact: a torch matmul over query chunks (memory bounded by :data:`SCORE_BUDGET`), or
-``faiss.IndexFlatIP`` (``pip install faiss-cpu``) above :data:`FAISS_THRESHOLD` documents or
-on request.
+Search is exact (:mod:`coreb_toolkit.retrieval.embeddings`): a torch matmul over query chunks
+(memory bounded by :data:`SCORE_BUDGET`), or ``faiss.IndexFlatIP`` (``pip install faiss-cpu``)
+above :data:`FAISS_THRESHOLD` documents or on request. :class:`DenseFirstStage` puts a
+:class:`DenseRetriever` behind the :class:`~coreb_toolkit.retrieval.base.Retriever` contract.
 """
 
 from __future__ import annotations
@@ -31,10 +33,17 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from coreb_toolkit.retrieval.base import Retriever, Run, check_text_type, corpus_fingerprint
+from coreb_toolkit.retrieval.embeddings import (
+    FAISS_THRESHOLD,
+    SCORE_BUDGET,
+    Embeddings,
+    cosine_search,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -42,17 +51,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Corpora with more documents than this are searched with FAISS (when installed) under
-#: ``backend="auto"``. The torch path never builds a full score matrix (it scores query
-#: chunks of at most :data:`SCORE_BUDGET` scores), so it searches any corpus whose vectors
-#: fit in memory, and measured on a 2-core CPU it was faster than ``IndexFlatIP``
-#: (faiss-cpu 1.15.1) at every size tried: 0.25 s vs 0.44 s for 500 queries x 2,000
-#: documents (384-dim, top 1000), 2.3 s vs 4.1 s at 200,000, 3.4 s vs 16.9 s for 200
-#: queries x 1,000,000 (top 100). Hence a threshold beyond that; CoREB corpora (<= 1,744
-#: documents) always take the torch path.
-FAISS_THRESHOLD = 2_000_000
-#: Largest number of (query, document) scores held at once by the torch path (64 MiB fp32).
-SCORE_BUDGET = 1 << 24
 #: ``model.prompts`` names read as the document prompt, in order of preference: the names
 #: sentence-transformers models use for the retrieval side of their cards.
 DOCUMENT_PROMPT_NAMES = ("document", "passage", "corpus")
@@ -72,153 +70,6 @@ _DTYPES = {
 }
 # The cache format; bump it when what a cache file holds changes meaning.
 _CACHE_FORMAT = 1
-
-
-@dataclass(eq=False)
-class Embeddings:
-    """Vectors of named texts: row ``i`` of ``vectors`` embeds the text ``ids[i]``.
-
-    ``vectors`` is a CPU float32 tensor of shape ``(len(ids), dim)`` with L2-normalised rows,
-    so that ``a.vectors @ b.vectors.T`` is the cosine similarity.
-    """
-
-    ids: list[str]
-    vectors: torch.Tensor
-
-    def __post_init__(self) -> None:
-        if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.ids):
-            raise ValueError(
-                f"Embeddings expects vectors of shape (len(ids)={len(self.ids)}, dim), "
-                f"but got {tuple(self.vectors.shape)}"
-            )
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    @property
-    def dim(self) -> int:
-        return int(self.vectors.shape[1])
-
-    def reordered(self, ids: Sequence[str]) -> Embeddings:
-        """The same vectors in the order of ``ids`` (each must be present)."""
-        if list(ids) == self.ids:
-            return self
-        import torch
-
-        pos = {d: i for i, d in enumerate(self.ids)}
-        missing = [d for d in ids if d not in pos]
-        if missing:
-            raise ValueError(f"Embeddings.reordered: no vector for ids {missing[:5]}")
-        index = torch.tensor([pos[d] for d in ids], dtype=torch.long)
-        return Embeddings(list(ids), self.vectors.index_select(0, index))
-
-
-def corpus_fingerprint(corpus: Mapping[str, str]) -> str:
-    """sha256 over the sorted ``(id, text)`` pairs: equal for equal content in any order.
-
-    It keys the embedding cache, so one changed character or id gives a different key.
-    """
-    digest = hashlib.sha256()
-    for doc_id in sorted(corpus):
-        text = corpus[doc_id]
-        if not isinstance(doc_id, str) or not isinstance(text, str):
-            raise TypeError(
-                f"corpus_fingerprint expects a mapping of str ids to str texts, but id {doc_id!r} "
-                f"maps to {type(text).__name__}"
-            )
-        # JSON escapes separators, so no two different corpora serialise alike
-        digest.update(json.dumps([doc_id, text], ensure_ascii=False).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
-
-
-def cosine_search(
-    queries: Embeddings,
-    corpus: Embeddings,
-    top_k: int = 1000,
-    *,
-    backend: str = "auto",
-    faiss_threshold: int = FAISS_THRESHOLD,
-    device: str | None = None,
-) -> dict[str, dict[str, float]]:
-    """Exact top-k by cosine similarity: ``{query_id: {doc_id: score}}``, best first.
-
-    Args:
-        queries, corpus: normalised embeddings (as :class:`DenseRetriever` returns them).
-        top_k: documents kept per query (capped at the corpus size).
-        backend: ``"torch"`` (chunked matmul + topk), ``"faiss"`` (``IndexFlatIP``; falls back
-            to torch with a warning when ``faiss-cpu`` is not installed) or ``"auto"`` (faiss
-            above ``faiss_threshold`` documents when installed, else torch).
-        device: where the torch path computes (default CPU; a GPU is faster on large corpora).
-
-    Scores are clamped to [-1, 1]: rounding can push a self-match to 1.0000001. No document is
-    excluded here: the c2c anchor exclusion belongs to the metric (``evaluate_retrieval``).
-    """
-    if backend not in ("auto", "torch", "faiss"):
-        raise ValueError(
-            f"cosine_search: backend must be 'auto', 'torch' or 'faiss', got {backend!r}"
-        )
-    if top_k < 1:
-        raise ValueError(f"cosine_search: top_k must be >= 1, got {top_k}")
-    if len(corpus) == 0:
-        raise ValueError("cosine_search: the corpus is empty")
-    if len(queries) == 0:
-        return {}
-    if queries.dim != corpus.dim:
-        raise ValueError(
-            f"cosine_search: queries have dimension {queries.dim} but the corpus {corpus.dim}; "
-            "encode both with the same model"
-        )
-    k = min(top_k, len(corpus))
-    use_faiss = backend == "faiss" or (backend == "auto" and len(corpus) > faiss_threshold)
-    scores = indices = None
-    if use_faiss:
-        try:
-            scores, indices = _faiss_top_k(queries.vectors, corpus.vectors, k)
-        except ImportError:
-            logger.warning(
-                "cosine_search: faiss is not installed (pip install faiss-cpu); "
-                "searching %d documents with torch instead",
-                len(corpus),
-            )
-    if scores is None:
-        scores, indices = _torch_top_k(queries.vectors, corpus.vectors, k, device)
-    ids = corpus.ids
-    return {
-        q: {ids[j]: min(1.0, max(-1.0, s)) for j, s in zip(row_i, row_s, strict=True)}
-        for q, row_i, row_s in zip(queries.ids, indices, scores, strict=True)
-    }
-
-
-def _torch_top_k(
-    queries: torch.Tensor, corpus: torch.Tensor, k: int, device: str | None
-) -> tuple[list[list[float]], list[list[int]]]:
-    import torch
-
-    dev = torch.device(device or "cpu")
-    docs = corpus.to(dev)
-    chunk = max(1, SCORE_BUDGET // docs.shape[0])
-    scores: list[list[float]] = []
-    indices: list[list[int]] = []
-    with torch.inference_mode():
-        for start in range(0, queries.shape[0], chunk):
-            block = queries[start : start + chunk].to(dev) @ docs.T
-            top = torch.topk(block, k, dim=1)
-            scores += top.values.float().cpu().tolist()
-            indices += top.indices.cpu().tolist()
-    return scores, indices
-
-
-def _faiss_top_k(
-    queries: torch.Tensor, corpus: torch.Tensor, k: int
-) -> tuple[list[list[float]], list[list[int]]]:
-    import faiss
-    import numpy as np
-
-    index = faiss.IndexFlatIP(corpus.shape[1])
-    index.add(np.ascontiguousarray(corpus.numpy(), dtype=np.float32))
-    scores, indices = index.search(np.ascontiguousarray(queries.numpy(), dtype=np.float32), k)
-    return scores.tolist(), indices.tolist()
 
 
 class DenseRetriever:
@@ -402,9 +253,37 @@ class DenseRetriever:
         """
         if not corpus:
             raise ValueError(f"{type(self).__name__}.encode_corpus: the corpus is empty")
-        ids = list(corpus)
-        fingerprint = corpus_fingerprint(corpus)
-        prompt = self.prompts["document"]
+        return self._cached(corpus, self.prompts["document"], "corpus")
+
+    def encode_queries(
+        self, queries: Mapping[str, str], *, prompt: str | None = None
+    ) -> Embeddings:
+        """Embeddings of the queries, in their order, through the same cache as the corpus.
+
+        The cache is keyed by the query *texts in order* (not their ids), so two subtasks with
+        the same queries under other ids (``t2c_*_any`` and ``t2c_*_python`` of a Python-only
+        release) are encoded once; the texts are batched exactly as an uncached call batches
+        them, so the vectors are the same. ``prompt`` overrides the retriever's query prompt
+        for this call, e.g. a code-to-code instruction for the same model and corpus.
+        """
+        ids = list(queries)
+        for q in ids:
+            if not isinstance(queries[q], str):
+                raise TypeError(
+                    f"{type(self).__name__}.encode_queries expects str texts, but query {q!r} is "
+                    f"{type(queries[q]).__name__}"
+                )
+        if not ids:
+            return Embeddings([], self._encode([], "", "queries"))
+        prompt = self.prompts["query"] if prompt is None else prompt
+        # position ids sort in input order, so the cached (id-sorted) order is the input order
+        texts = {f"{n:09d}": queries[q] for n, q in enumerate(ids)}
+        return Embeddings(ids, self._cached(texts, prompt, "queries").vectors)
+
+    def _cached(self, texts: Mapping[str, str], prompt: str, what: str) -> Embeddings:
+        """``texts`` embedded with ``prompt``: from memory, else ``cache_dir``, else encoded."""
+        ids = list(texts)
+        fingerprint = corpus_fingerprint(texts)
         memo_key = json.dumps([prompt, self.max_length, fingerprint])
         if memo_key in self._memo:
             return self._memo[memo_key].reordered(ids)
@@ -417,30 +296,12 @@ class DenseRetriever:
             if world > 1:
                 emb = _broadcast(emb)
         if emb is None:
-            vectors = self._encode([corpus[d] for d in ids], prompt, "corpus")
+            vectors = self._encode([texts[d] for d in ids], prompt, what)
             emb = Embeddings(ids, vectors)
             if path is not None and rank == 0:
                 self._write_cache(path, emb, fingerprint, prompt)
         self._memo[memo_key] = emb
         return emb.reordered(ids)
-
-    def encode_queries(
-        self, queries: Mapping[str, str], *, prompt: str | None = None
-    ) -> Embeddings:
-        """Embeddings of the queries (not cached: they differ per subtask).
-
-        ``prompt`` overrides the retriever's query prompt for this call, e.g. a code-to-code
-        instruction for the same model and corpus embeddings.
-        """
-        ids = list(queries)
-        for q in ids:
-            if not isinstance(queries[q], str):
-                raise TypeError(
-                    f"{type(self).__name__}.encode_queries expects str texts, but query {q!r} is "
-                    f"{type(queries[q]).__name__}"
-                )
-        prompt = self.prompts["query"] if prompt is None else prompt
-        return Embeddings(ids, self._encode([queries[q] for q in ids], prompt, "queries"))
 
     def _encode(self, texts: list[str], prompt: str, what: str) -> torch.Tensor:
         import torch
@@ -460,7 +321,9 @@ class DenseRetriever:
             total=sum(len(batches[b]) for b in mine),
             desc=f"encoding {what}",
             unit="text",
-            disable=not self.progress or rank != 0,
+            # None: shown on a terminal only, so that logs stay readable; an inner bar
+            disable=None if self.progress and rank == 0 else True,
+            leave=False,
         )
         with bar, self._max_length_applied(), torch.inference_mode():
             for b in mine:
@@ -585,7 +448,7 @@ class DenseRetriever:
     # ------------------------------------------------------------------- folder and prompts
     def _locate(self) -> tuple[Path | None, str | None]:
         if not self._located:
-            self._folder, commit = _model_folder(self.model_name_or_path)
+            self._folder, commit = local_model_folder(self.model_name_or_path)
             self._commit = commit
             self._located = True
         return self._folder, self._commit
@@ -600,6 +463,52 @@ class DenseRetriever:
         if folder is not None:
             return {}
         return dict(self.model.prompts or {})
+
+
+class DenseFirstStage(Retriever):
+    """A :class:`DenseRetriever` (or any encoder with its ``encode_corpus``,
+    ``encode_queries``, ``search`` and ``metadata``) behind the
+    :class:`~coreb_toolkit.retrieval.base.Retriever` contract.
+
+    The corpus is encoded once per content (the encoder's embedding cache), each query set once
+    per texts; ``query_type`` / ``document_type`` do not matter to an embedder.
+
+    Args:
+        encoder: the retriever doing the work.
+        name: the name to report, when it is not the one the encoder was loaded under (the
+            bundled ``minilm`` loads from a package folder but reports its Hub id).
+    """
+
+    def __init__(self, encoder: Any, name: str | None = None):
+        for method in ("encode_corpus", "encode_queries", "search"):
+            if not callable(getattr(encoder, method, None)):
+                raise TypeError(
+                    f"DenseFirstStage expects an encoder with encode_corpus, encode_queries and "
+                    f"search (a DenseRetriever), got {type(encoder).__name__} without {method}"
+                )
+        self.encoder = encoder
+        self._reported = name
+        self.name = name or str(getattr(encoder, "model_name_or_path", type(encoder).__name__))
+
+    def search(
+        self,
+        queries: Mapping[str, str],
+        corpus: Mapping[str, str],
+        *,
+        top_k: int,
+        query_type: str = "auto",
+        document_type: str = "auto",
+    ) -> Run:
+        check_text_type(query_type, "query_type")
+        check_text_type(document_type, "document_type")
+        documents = self.encoder.encode_corpus(corpus)
+        return self.encoder.search(self.encoder.encode_queries(queries), documents, top_k)
+
+    def metadata(self) -> dict[str, Any]:
+        meta = dict(self.encoder.metadata)
+        if self._reported is not None and self._reported != meta.get("name"):
+            meta["loaded_from"], meta["name"] = meta.get("name"), self._reported
+        return meta
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -726,8 +635,9 @@ def _loaded_from(model: SentenceTransformer) -> str | None:
     return getattr(getattr(inner, "config", None), "_name_or_path", None) or None
 
 
-def _model_folder(name: str) -> tuple[Path | None, str | None]:
-    """The folder a model loads from, and its Hub commit when it is a Hub cache snapshot."""
+def local_model_folder(name: str) -> tuple[Path | None, str | None]:
+    """The folder a model loads from, and its Hub commit when it is a Hub cache snapshot;
+    ``(None, None)`` for a Hub id not in the local cache (nothing is downloaded)."""
     path = Path(name).expanduser()
     if not path.is_dir():
         if _HUB_ID.fullmatch(name) is None:
@@ -793,8 +703,10 @@ __all__ = [
     "FAISS_THRESHOLD",
     "QUERY_PROMPT_NAMES",
     "SCORE_BUDGET",
+    "DenseFirstStage",
     "DenseRetriever",
     "Embeddings",
     "corpus_fingerprint",
     "cosine_search",
+    "local_model_folder",
 ]

@@ -5,7 +5,7 @@ real CPU time and memory figures. This package runs such code so that it can nev
 machine, leak anything or hang the pipeline (bubblewrap namespaces, cgroup v1 limits and
 accounting), and judges it (stdin/stdout, LeetCode-style functional and unit-test styles).
 
-    >>> from sandbox import execute
+    >>> from coreb_toolkit.sandbox import execute
     >>> [r] = execute([{"id": "c1", "language": "python", "code": "print(input()[::-1])",
     ...                 "tests": [{"input": "abc\\n", "output": "cba\\n"}]}])
     >>> r["passed"], r["verdicts"]

@@ -9,80 +9,37 @@ Test styles found in the real sources:
   value per line, the arguments, and its output the JSON of the expected return value.
 * ``unittest`` (HumanEval-X, MBXP): a test program is appended to the solution and the exit
   status decides (for Go, the test program is the package's ``_test.go`` file).
+
+What is language-specific (the functional harness, how a unit test merges with the solution)
+is a hook of the language's entry (:mod:`coreb_toolkit.sandbox.languages`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
+
+from coreb_toolkit.sandbox.languages import Language, functional_languages
 
 STYLES = ("stdio", "functional", "unittest")
 
-_FUNCTIONAL_HARNESS = """
 
-# ---- coreb functional-test harness ----
-def __coreb_run():
-    import json as _json
-    import sys as _sys
-
-    _args = [_json.loads(_l) for _l in _sys.stdin.read().splitlines() if _l.strip()]
-    _target = globals().get("Solution")
-    _fn = getattr(_target(), {fn!r}) if _target is not None else globals()[{fn!r}]
-    _result = _fn(*_args)
-    if isinstance(_result, tuple):
-        _result = list(_result)
-    _sys.stdout.write(_json.dumps(_result))
-
-
-__coreb_run()
-"""
-
-
-def program_source(code: str, style: str, fn_name: str | None, test_program: str | None) -> str:
-    """The main source file for ``code`` under ``style`` (Go unit tests: see test_source)."""
+def program_source(
+    lang: Language, code: str, style: str, fn_name: str | None, test_program: str | None
+) -> str:
+    """The program file for ``code`` under ``style``: with the language's functional harness
+    appended, or merged with the unit-test program by the language's hook."""
     if style == "functional":
-        return code + _FUNCTIONAL_HARNESS.format(fn=fn_name)
+        if lang.functional_harness is None:
+            raise ValueError(
+                f"functional tests are not supported for {lang.label}: only for "
+                f"{', '.join(functional_languages())}"
+            )
+        return code + lang.functional_harness.format(fn=fn_name)
     if style == "unittest" and test_program is not None:
-        return code.rstrip("\n") + "\n\n" + test_program + "\n"
+        return lang.merge_unit_test(code, test_program)
     return code
-
-
-_GO_PACKAGE = re.compile(r"^\s*package\s+\w+\s*;?\s*$", re.M)
-_GO_IMPORT = re.compile(
-    r'\A(?:\s|//[^\n]*\n|/\*.*?\*/)*import\s*(\((?:[^()"]|"[^"]*")*\)|[\w.]*\s*"[^"]*")',
-    re.S,
-)
-
-
-def _split_go(source: str) -> tuple[list[str], str]:
-    """Import specs and the rest of a Go file (its package clause removed)."""
-    match = _GO_PACKAGE.search(source)
-    rest = source[match.end() :] if match else source
-    specs: list[str] = []
-    while (m := _GO_IMPORT.match(rest)) is not None:
-        block = m.group(1)
-        if block.startswith("("):
-            specs += [line.strip() for line in block[1:-1].splitlines() if line.strip()]
-        else:
-            specs.append(block.strip())
-        rest = rest[m.end() :]
-    return specs, rest
-
-
-def go_unittest_file(code: str, test_program: str) -> str:
-    """Solution and Go test merged into one ``package main`` test file.
-
-    Go needs the package clause and the imports first, so a test program cannot simply be
-    appended: both files' import specs are merged (duplicates once) ahead of both bodies,
-    which is how HumanEval-X's own harness assembles its Go tests.
-    """
-    code_imports, code_body = _split_go(code)
-    test_imports, test_body = _split_go(test_program)
-    imports = list(dict.fromkeys(code_imports + test_imports))
-    header = "package main\n\nimport (\n" + "".join(f"    {spec}\n" for spec in imports) + ")\n"
-    return header + code_body.rstrip() + "\n\n" + test_body.lstrip("\n")
 
 
 def json_results_match(expected: str, actual: str, tolerance: float = 1e-6) -> bool:

@@ -26,12 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from coreb_toolkit.sandbox.compare import FLOAT_TOLERANCE, outputs_match
-from coreb_toolkit.sandbox.harness import (
-    STYLES,
-    go_unittest_file,
-    json_results_match,
-    program_source,
-)
+from coreb_toolkit.sandbox.harness import STYLES, json_results_match, program_source
 from coreb_toolkit.sandbox.isolation import (
     IsolationUnavailable,
     Limits,
@@ -47,7 +42,7 @@ from coreb_toolkit.sandbox.isolation import (
     temp_root,
     zygote_binary,
 )
-from coreb_toolkit.sandbox.languages import Language, get_language
+from coreb_toolkit.sandbox.languages import Language, functional_languages, get_language
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +141,7 @@ def check_candidate(record: object, where: str = "candidate") -> dict[str, Any]:
             raise ValueError(f"{where}: field {key!r} must be a non-empty string")
     cid = record["id"]
     try:
-        get_language(record["language"])
+        lang = get_language(record["language"])
     except ValueError as err:
         raise ValueError(f"{where} ({cid}): {err}") from None
     tests = record.get("tests", [])
@@ -192,8 +187,11 @@ def check_candidate(record: object, where: str = "candidate") -> dict[str, Any]:
                 f"{err.start}, which no UTF-8 file can: fix the text's encoding"
             ) from None
     if style == "functional":
-        if record["language"] != "python":
-            raise ValueError(f"{where} ({cid}): functional tests are supported for Python only")
+        if lang.functional_harness is None:
+            raise ValueError(
+                f"{where} ({cid}): functional tests are supported for "
+                f"{', '.join(functional_languages())} only"
+            )
         if not isinstance(record.get("fn_name"), str) or not record["fn_name"].isidentifier():
             raise ValueError(f"{where} ({cid}): functional tests need 'fn_name', an identifier")
     for key in ("time_limit_s", "memory_mb"):
@@ -222,7 +220,9 @@ def _verdict(outcome: RunOutcome, stdout: Path, stderr: Path, expected: str | No
         # native thread"). A program that copes with the refusal is judged as usual.
         return "process_limit"
     err = _tail(stderr)
-    if "java.lang.OutOfMemoryError" in err or ("MemoryError" in err and failed):
+    if re.search(lang.out_of_memory_any_exit, err) or (
+        failed and re.search(lang.out_of_memory, err)
+    ):
         return "memory_limit"
     if outcome.output_exceeded:
         return "output_limit"
@@ -365,14 +365,11 @@ class Executor:
         app.mkdir()
         io_dir.mkdir()
         style = cand["test_style"]
-        # Go needs solution and test in one file; other languages append the test program.
+        # a language may build its unit tests as a separate program (Go's _test.go file)
         unit_file = style == "unittest" and lang.test_source is not None
-        if unit_file:
-            source = go_unittest_file(cand["code"], cand["test_program"])
-        else:
-            source = program_source(
-                cand["code"], style, cand.get("fn_name"), cand.get("test_program")
-            )
+        source = program_source(
+            lang, cand["code"], style, cand.get("fn_name"), cand.get("test_program")
+        )
         size = len(source.encode("utf-8"))
         if size > self.config.max_code_bytes:
             return self._refused(cand, lang, style, limits, size)

@@ -1,7 +1,7 @@
 /*
  * The sandbox's resident runner: PID 1 of one bubblewrap sandbox that runs every test of one
  * candidate, one fresh process per test, so the sandbox and its cgroups are set up once per
- * candidate rather than once per test (see coreb_toolkit/sandbox/isolation.py, SandboxSession).
+ * candidate rather than once per test (see coreb_toolkit/sandbox/session.py, SandboxSession).
  *
  *   zygote SOCKET_FD -- PROGRAM [ARG...]
  *

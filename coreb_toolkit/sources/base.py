@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-LANGUAGES: tuple[str, ...] = ("python", "java", "cpp", "ruby", "go")
+from coreb_toolkit.vocabulary import LANGUAGE_NAMES
+from coreb_toolkit.vocabulary import LANGUAGES as _VOCABULARY
 
 
 @dataclass
@@ -85,9 +86,9 @@ class SourceCandidate:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.language not in LANGUAGES:
+        if self.language not in LANGUAGE_NAMES:
             raise ValueError(
-                f"SourceCandidate {self.candidate_id!r}: language must be one of {LANGUAGES}, "
+                f"SourceCandidate {self.candidate_id!r}: language must be one of {LANGUAGE_NAMES}, "
                 f"got {self.language!r}"
             )
         if self.execution is None and self.label is None:
@@ -99,7 +100,6 @@ class SourceCandidate:
 
 _PY_DOCSTRING = re.compile(r"[ \t]*[rRuU]?(\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?''')[ \t]*\n?")
 _C_BLOCK = re.compile(r"/\*[\s\S]*?\*/[ \t]*\n?")
-_LINE_COMMENT = {"cpp": "//", "java": "//", "go": "//", "ruby": "#", "python": "#"}
 
 
 def strip_statement(prefix: str, language: str) -> str:
@@ -115,7 +115,7 @@ def strip_statement(prefix: str, language: str) -> str:
         text = _C_BLOCK.sub("", prefix)
     else:
         text = prefix
-    marker = _LINE_COMMENT[language]
+    marker = _VOCABULARY[language].line_comment
     lines = [line for line in text.split("\n") if not line.lstrip().startswith(marker)]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).lstrip("\n")
 

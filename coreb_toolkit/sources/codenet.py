@@ -38,21 +38,20 @@ they are most of its 13.9M rows); every other drop is itemised in :attr:`Codenet
 Code is kept as the judge received it, with two repairs of how it was stored: line endings
 become ``"\\n"``, and in the jsonl sources, whose code has every line break doubled (a
 ``"\\r\\n"`` turned into ``"\\n\\n"``: 993 of PIE's 1,000 v0 codes, all multi-line ones), the
-doubling is undone (:func:`_undouble_newlines`), which also makes code with a backslash line
-continuation compile again. PIE's code is otherwise what PIE ships: ``2to3`` output
-(``input()`` became ``eval(input())``, ``print(x)`` became ``print((x))``, and ``print(*a)``
-became ``print((*a))``, which does not compile), so the same submission read from PIE and from
-NoFunEval (which undid some ``eval``) or from CodeNet itself may differ: the first one read is
-kept and the difference is counted as ``"conflicting duplicate"``.
+doubling is undone (:func:`~coreb_toolkit.sources.codenet_records.undouble_newlines`), which
+also makes code with a backslash line continuation compile again. PIE's code is otherwise what
+PIE ships: ``2to3`` output (``input()`` became ``eval(input())``, ``print(x)`` became
+``print((x))``, and ``print(*a)`` became ``print((*a))``, which does not compile), so the same
+submission read from PIE and from NoFunEval (which undid some ``eval``) or from CodeNet itself
+may differ: the first one read is kept and the difference is counted as
+``"conflicting duplicate"``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import logging
-import math
 import os
 import re
 import tarfile
@@ -62,9 +61,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import lxml.etree
-import lxml.html
 from tqdm.auto import tqdm
+
+from coreb_toolkit.sources.codenet_html import decode_html, html_to_text, statement_language
+from coreb_toolkit.sources.codenet_records import (
+    PROBLEM_ID,
+    SUBMISSION_ID,
+    Malformed,
+    decode_code,
+    number_field,
+    optional_string_field,
+    pie_record,
+    string_field,
+    undouble_newlines,
+    unify_newlines,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +110,6 @@ CODENET_LANGUAGES: tuple[str, ...] = (
     "Swift",
 )
 
-_PROBLEM_ID = re.compile(r"p\d+")
-_SUBMISSION_ID = re.compile(r"s\d+")
 _HTML_NAME = re.compile(r"(?:^|/)(p\d+)\.html?$")
 _TEST_FILE = re.compile(r"(input|output)(?:\.(\d+))?\.txt")
 _METADATA_COLUMNS = (
@@ -334,7 +343,7 @@ def _folder_kind(path: Path) -> str | None:
     if next((p for p in path.glob("p*.htm*") if _HTML_NAME.search(p.name)), None):
         return "descriptions_dir"
     for sub in path.iterdir():
-        if sub.is_dir() and _PROBLEM_ID.fullmatch(sub.name):
+        if sub.is_dir() and PROBLEM_ID.fullmatch(sub.name):
             if any(_TEST_FILE.fullmatch(f.name) for f in sub.iterdir()):
                 return "tests_dir"
             break
@@ -420,10 +429,10 @@ class _Reader:
             rows += 1
             try:
                 records = [
-                    _pie_record(row, version, code_field)
+                    pie_record(row, version, code_field)
                     for version, code_field in (("v0", "input"), ("v1", "target"))
                 ]
-            except _Malformed as err:
+            except Malformed as err:
                 self.errors.append(f"{where}: {err}")
                 continue
             for version, record in zip(("v0", "v1"), records, strict=True):
@@ -438,19 +447,19 @@ class _Reader:
             try:
                 language = row.get("language", row.get("pl"))
                 if not isinstance(language, str):
-                    raise _Malformed(f"field 'pl' must be a string, got {language!r}")
+                    raise Malformed(f"field 'pl' must be a string, got {language!r}")
                 record = {
-                    "problem_id": _string(row, "problem_id", _PROBLEM_ID),
-                    "submission_id": _string(row, "submission_id_v0", _SUBMISSION_ID),
+                    "problem_id": string_field(row, "problem_id", PROBLEM_ID),
+                    "submission_id": string_field(row, "submission_id_v0", SUBMISSION_ID),
                     "language": language,
-                    "code": _undouble_newlines(_unify_newlines(_string(row, "source_code"))),
-                    "cpu_time_ms": _number(row.get("cpu_time_v0"), "cpu_time_v0"),
-                    "memory_kb": _number(row.get("memory_v0"), "memory_v0"),
+                    "code": undouble_newlines(unify_newlines(string_field(row, "source_code"))),
+                    "cpu_time_ms": number_field(row.get("cpu_time_v0"), "cpu_time_v0"),
+                    "memory_kb": number_field(row.get("memory_v0"), "memory_v0"),
                     # NoFunEval's pairs come from PIE, which pairs accepted submissions only.
-                    "status": _string(row, "status_v0") if "status_v0" in row else "Accepted",
-                    "user_id": _optional_string(row, "user_id"),
+                    "status": string_field(row, "status_v0") if "status_v0" in row else "Accepted",
+                    "user_id": optional_string_field(row, "user_id"),
                 }
-            except _Malformed as err:
+            except Malformed as err:
                 self.errors.append(f"{where}: {err}")
                 continue
             origin = f"{path.name}:{number} (source)"
@@ -462,7 +471,7 @@ class _Reader:
 
     def _read_codenet_root(self, root: Path) -> None:
         files = sorted(
-            p for p in (root / "metadata").glob("p*.csv") if _PROBLEM_ID.fullmatch(p.stem)
+            p for p in (root / "metadata").glob("p*.csv") if PROBLEM_ID.fullmatch(p.stem)
         )
         kept_before = len(self.submissions)
         rows = 0
@@ -515,14 +524,12 @@ class _Reader:
                 submission_id = row[col["submission_id"]]
                 try:
                     if problem_id != csv_path.stem:
-                        raise _Malformed(
-                            f"problem_id {problem_id!r} in the file of {csv_path.stem}"
-                        )
-                    if not _SUBMISSION_ID.fullmatch(submission_id):
-                        raise _Malformed(f"submission_id {submission_id!r} is not a CodeNet id")
-                    cpu = _number(row[col["cpu_time"]], "cpu_time")
-                    memory = _number(row[col["memory"]], "memory")
-                except _Malformed as err:
+                        raise Malformed(f"problem_id {problem_id!r} in the file of {csv_path.stem}")
+                    if not SUBMISSION_ID.fullmatch(submission_id):
+                        raise Malformed(f"submission_id {submission_id!r} is not a CodeNet id")
+                    cpu = number_field(row[col["cpu_time"]], "cpu_time")
+                    memory = number_field(row[col["memory"]], "memory")
+                except Malformed as err:
                     self.errors.append(f"{where}: {err}")
                     continue
                 if cpu is None:  # dropped before its code file is read
@@ -533,7 +540,7 @@ class _Reader:
                 if not code_path.is_file():
                     self.dropped.append(Dropped("read", "no code file", submission_id, where))
                     continue
-                code = _decode_code(code_path.read_bytes())
+                code = decode_code(code_path.read_bytes())
                 if code is None:
                     self.dropped.append(
                         Dropped("read", "undecodable code", submission_id, str(code_path))
@@ -630,7 +637,7 @@ class _Reader:
                 time_limit_ms=time_limit,
                 memory_limit_kb=memory_limit,
                 tests=tests.get(problem_id, ()),
-                statement_language=_statement_language(statement) if statement else None,
+                statement_language=statement_language(statement) if statement else None,
             )
         data = CodenetData(
             problems=problems,
@@ -660,13 +667,13 @@ class _Reader:
                 for row in reader:
                     where = f"{path}:{reader.line_num}"
                     try:
-                        problem_id = _string(row, "id", _PROBLEM_ID)
+                        problem_id = string_field(row, "id", PROBLEM_ID)
                         entry = (
                             row.get("name") or None,
-                            _number(row.get("time_limit"), "time_limit"),
-                            _number(row.get("memory_limit"), "memory_limit"),
+                            number_field(row.get("time_limit"), "time_limit"),
+                            number_field(row.get("memory_limit"), "memory_limit"),
                         )
-                    except _Malformed as err:
+                    except Malformed as err:
                         self.errors.append(f"{where}: {err}")
                         continue
                     limits.setdefault(problem_id, entry)
@@ -684,7 +691,7 @@ class _Reader:
                     if not match or match[1] in found:
                         continue
                     if wanted is None or match[1] in wanted:
-                        found[match[1]] = _decode_html(file.read_bytes(), str(file))
+                        found[match[1]] = decode_html(file.read_bytes(), str(file))
             else:
                 with tarfile.open(path) as tar:
                     for member in tar:
@@ -693,7 +700,7 @@ class _Reader:
                             continue
                         if wanted is None or match[1] in wanted:
                             raw = tar.extractfile(member).read()  # type: ignore[union-attr]
-                            found[match[1]] = _decode_html(raw, f"{path}!{member.name}")
+                            found[match[1]] = decode_html(raw, f"{path}!{member.name}")
         return found
 
     def _read_tests(self, wanted: set[str] | None) -> dict[str, tuple[tuple[str, str], ...]]:
@@ -701,7 +708,7 @@ class _Reader:
         for path in self.test_dirs:
             for folder in sorted(path.iterdir()):
                 problem_id = folder.name
-                if not folder.is_dir() or not _PROBLEM_ID.fullmatch(problem_id):
+                if not folder.is_dir() or not PROBLEM_ID.fullmatch(problem_id):
                     continue
                 if problem_id in found or (wanted is not None and problem_id not in wanted):
                     continue
@@ -719,59 +726,12 @@ class _Reader:
                         continue
                     pairs.append(
                         (
-                            _unify_newlines(files[number, "input"].read_text(encoding="utf-8")),
-                            _unify_newlines(files[number, "output"].read_text(encoding="utf-8")),
+                            unify_newlines(files[number, "input"].read_text(encoding="utf-8")),
+                            unify_newlines(files[number, "output"].read_text(encoding="utf-8")),
                         )
                     )
                 found[problem_id] = tuple(pairs)
         return found
-
-
-class _Malformed(Exception):
-    """A record that cannot be read; its message says what is wrong with it."""
-
-
-def _string(row: dict[str, Any], name: str, pattern: re.Pattern[str] | None = None) -> str:
-    value = row.get(name)
-    if not isinstance(value, str):
-        got = "nothing" if name not in row else f"{type(value).__name__} {value!r}"
-        raise _Malformed(f"field {name!r} must be a string, got {got}")
-    if pattern is not None and not pattern.fullmatch(value):
-        raise _Malformed(f"field {name!r} = {value!r} is not a CodeNet id ({pattern.pattern})")
-    return value
-
-
-def _optional_string(row: dict[str, Any], name: str) -> str | None:
-    return None if row.get(name) in (None, "") else _string(row, name)
-
-
-def _number(value: Any, name: str) -> float | None:
-    """A non-negative finite number (numeric strings too); ``None`` when absent or empty."""
-    if value is None or value == "":
-        return None
-    number = math.nan
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
-    elif isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            number = float(value)
-    if not math.isfinite(number) or number < 0:
-        raise _Malformed(f"{name} must be a non-negative number, got {value!r}")
-    return number
-
-
-def _pie_record(row: dict[str, Any], version: str, code_field: str) -> dict[str, Any]:
-    """The submission fields of one side (``"v0"`` or ``"v1"``) of a PIE pair."""
-    return {
-        "problem_id": _string(row, "problem_id", _PROBLEM_ID),
-        "submission_id": _string(row, f"submission_id_{version}", _SUBMISSION_ID),
-        "language": _string(row, "language"),
-        "code": _undouble_newlines(_unify_newlines(_string(row, code_field))),
-        "cpu_time_ms": _number(row.get(f"cpu_time_{version}"), f"cpu_time_{version}"),
-        "memory_kb": _number(row.get(f"memory_{version}"), f"memory_{version}"),
-        "status": _string(row, f"status_{version}"),
-        "user_id": _optional_string(row, "user_id"),
-    }
 
 
 def _same_submission(a: Submission, b: Submission) -> bool:
@@ -793,598 +753,3 @@ def _codenet_language(language: str) -> str:
         if spelling.casefold() == language.casefold():
             return spelling
     return language
-
-
-def _unify_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-_NEWLINE_RUN = re.compile(r"\n+")
-
-
-def _undouble_newlines(code: str) -> str:
-    """Undo line breaks stored twice (``"\\r\\n"`` written as ``"\\n\\n"``).
-
-    Code is taken as doubled when most of its runs of line breaks have an even length (in code
-    as written, most lines follow each other with a single break); each run of ``k`` breaks
-    then becomes ``ceil(k / 2)`` (a file mixing ``"\\n"`` and ``"\\r\\n"`` lines keeps its
-    single breaks). A two-line program whose lines are one blank line apart is ambiguous, and
-    is read as doubled.
-    """
-    runs = [len(m) for m in _NEWLINE_RUN.findall(code)]
-    if not runs or 2 * sum(r % 2 == 0 for r in runs) <= len(runs):
-        return code
-    return _NEWLINE_RUN.sub(lambda m: "\n" * ((len(m[0]) + 1) // 2), code)
-
-
-def _decode_code(raw: bytes) -> str | None:
-    """Code file bytes as text: UTF-8, else Shift-JIS (cp932, Japanese comments), else None."""
-    for encoding in ("utf-8-sig", "cp932"):
-        try:
-            return _unify_newlines(raw.decode(encoding))
-        except UnicodeDecodeError:
-            continue
-    return None
-
-
-def _decode_html(raw: bytes, where: str) -> str:
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        logger.warning("%s: not UTF-8, undecodable bytes replaced", where)
-        return raw.decode("utf-8", errors="replace")
-
-
-_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
-_LATIN = re.compile(r"[A-Za-z]")
-
-
-def _statement_language(text: str) -> str:
-    """``"ja"`` when Japanese script is a tenth or more of the letters, else ``"en"``."""
-    japanese = len(_JAPANESE.findall(text))
-    return "ja" if japanese and japanese >= 0.1 * (japanese + len(_LATIN.findall(text))) else "en"
-
-
-# -- HTML statements to text ---------------------------------------------------------------------
-
-_SKIP_TAGS = frozenset(
-    {"script", "style", "head", "title", "meta", "link", "noscript", "iframe", "object", "img"}
-)
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-_LISTS = frozenset({"ul", "ol", "dir", "menu"})
-_BLOCK_TAGS = frozenset(
-    {
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "body",
-        "caption",
-        "center",
-        "dd",
-        "details",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "header",
-        "html",
-        "li",
-        "main",
-        "nav",
-        "p",
-        "section",
-        "summary",
-        "td",
-        "th",
-        "tr",
-    }
-)
-_BR = "\x00"  # a line break inside a paragraph, until whitespace is normalised
-_LANG_EN = (
-    './/*[contains(concat(" ", normalize-space(@class), " "), " lang-en ")]'
-    '[not(ancestor::*[contains(concat(" ", normalize-space(@class), " "), " lang-en ")])]'
-)
-
-
-def html_to_text(html: str) -> str:
-    """Convert a CodeNet HTML statement (AIZU or AtCoder) to clean readable text.
-
-    * Where the HTML has ``<span class="lang-en">`` (AtCoder's Japanese + English statements),
-      only the English part is kept.
-    * Paragraphs, list items, table rows and headings become blocks separated by a blank line;
-      headings stand on their own line; list items start with ``"- "`` (``"1. "`` in ``<ol>``),
-      one per line; table cells are joined by ``" | "``, one row per line.
-    * ``<pre>`` content is kept verbatim (line breaks and spaces), less blank lines around it.
-    * Math is made readable: MathJax/LaTeX ``\\(...\\)``, ``\\[...\\]``, ``$...$`` and
-      ``$$...$$`` lose their delimiters, and inside them and in ``<var>`` common macros become
-      Unicode (``\\leq`` -> ``≤``, ``\\times`` -> ``×``, ``\\frac{a}{b}`` -> ``a/b``);
-      ``x<sub>i</sub>`` and ``10<sup>5</sup>`` become ``x_i`` and ``10^5``.
-    * Entities are decoded, scripts, styles, comments and images dropped, no tags remain, and
-      whitespace outside ``<pre>`` is collapsed.
-    """
-    # Control characters go (some statements hold a stray backspace); \x00-\x05 also serve
-    # as markers below.
-    html = re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f]", "", html)
-    # lxml rejects str input that declares an encoding.
-    html = re.sub(r"^\s*<\?xml[^>]*>", "", html)
-    if not html.strip():
-        return ""
-    try:
-        document = lxml.html.document_fromstring(html)
-    except lxml.etree.ParserError:  # nothing but comments or whitespace
-        return ""
-    roots = document.xpath(_LANG_EN) or [document]
-    blocks = [block for root in roots for block in _blocks(root)]
-    return "\n\n".join(blocks)
-
-
-def _tag(element: Any) -> str | None:
-    """Lower-case tag name; ``None`` for comments and processing instructions."""
-    return element.tag.lower() if isinstance(element.tag, str) else None
-
-
-def _blocks(element: Any) -> list[str]:
-    """The text blocks of an element's content."""
-    blocks: list[str] = []
-    paragraph: list[str] = []
-
-    def flush() -> None:
-        text = _clean_paragraph("".join(paragraph))
-        paragraph.clear()
-        if text:
-            blocks.append(text)
-
-    if element.text:
-        paragraph.append(element.text)
-    for child in element:
-        tag = _tag(child)
-        if tag is None or tag in _SKIP_TAGS:
-            pass
-        elif tag == "br":
-            paragraph.append(_BR)
-        elif tag == "hr":
-            flush()
-        elif tag == "pre":
-            flush()
-            text = _pre_text(child)
-            if text:
-                blocks.append(text)
-        elif tag in _HEADINGS:
-            flush()
-            blocks.extend(_blocks(child))
-        elif tag in _LISTS:
-            flush()
-            text = _list_text(child)
-            if text:
-                blocks.append(text)
-        elif tag == "table":
-            flush()
-            blocks.extend(_table_blocks(child))
-        elif tag == "dl":
-            flush()
-            text = _definitions_text(child)
-            if text:
-                blocks.append(text)
-        elif tag in _BLOCK_TAGS or _holds_blocks(child):
-            flush()
-            blocks.extend(_blocks(child))
-        else:
-            paragraph.append(_inline(child))
-        if child.tail:
-            paragraph.append(child.tail)
-    flush()
-    return blocks
-
-
-def _holds_blocks(element: Any) -> bool:
-    """Whether an inline element (e.g. a ``<span>`` or ``<font>``) wraps block content."""
-    block_like = _BLOCK_TAGS | _HEADINGS | _LISTS | {"pre", "table", "dl", "hr"}
-    return any(_tag(e) in block_like for e in element.iterdescendants())
-
-
-def _inline(element: Any, *, verbatim: bool = False) -> str:
-    """Text of an inline element, with ``<br>``, ``<sub>``, ``<sup>`` and ``<var>`` rendered."""
-    tag = _tag(element)
-    if tag is None or tag in _SKIP_TAGS:
-        return ""
-    if tag == "br":
-        return "\n" if verbatim else _BR
-    parts = [element.text or ""]
-    for child in element:
-        parts.append(_inline(child, verbatim=verbatim))
-        parts.append(child.tail or "")
-    text = "".join(parts)
-    if tag in ("code", "kbd", "samp", "tt", "textarea"):
-        # MathJax leaves code alone: a "$" in it is a dollar sign, not a math delimiter.
-        return text.replace("$", _DOLLAR).replace("\\", _BACKSLASH)
-    if tag == "var":
-        return _latex_to_text(text) if "\\" in text or "{" in text else text
-    if tag in ("sub", "sup"):
-        mark = "_" if tag == "sub" else "^"
-        inner = text.strip()
-        if not inner:
-            return ""
-        return f"{mark}{inner}" if inner.isalnum() else f"{mark}{{{inner}}}"
-    return text
-
-
-def _pre_text(element: Any) -> str:
-    text = "".join(
-        [element.text or ""]
-        + [_inline(child, verbatim=True) + (child.tail or "") for child in element]
-    )
-    text = _unify_newlines(text)
-    # HTML ignores the line break after <pre>; blank lines around samples carry nothing.
-    return re.sub(r"^(?:[ \t]*\n)+", "", text).rstrip()
-
-
-def _list_text(element: Any) -> str:
-    ordered = _tag(element) == "ol"
-    try:
-        number = int(element.get("start", "1"))
-    except ValueError:
-        number = 1
-    items = []
-    for child in element:
-        tag = _tag(child)
-        if tag is None or tag in _SKIP_TAGS:
-            continue
-        text = "\n".join(_blocks(child))
-        if not text:
-            continue
-        if tag != "li":
-            items.append(text)
-            continue
-        marker = f"{number}. " if ordered else "- "
-        number += 1
-        indent = " " * len(marker)
-        lines = text.split("\n")
-        items.append(
-            marker
-            + lines[0]
-            + "".join("\n" + (indent + line if line else "") for line in lines[1:])
-        )
-    return "\n".join(items)
-
-
-def _table_blocks(element: Any) -> list[str]:
-    """A data table as one block, a row per line and cells joined by ``" | "``.
-
-    A row whose cells hold several blocks (AIZU lays figures and sub-tables out in tables) is
-    not a data row: its cells' blocks are given one after the other.
-    """
-    blocks: list[str] = []
-    lines: list[str] = []
-
-    def flush() -> None:
-        if lines:
-            blocks.append("\n".join(lines))
-            lines.clear()
-
-    for part in element:
-        tag = _tag(part)
-        if tag == "caption":
-            flush()
-            blocks.extend(_blocks(part))
-            continue
-        rows = [part] if tag == "tr" else [r for r in part if _tag(r) == "tr"]
-        if tag not in ("tr", "thead", "tbody", "tfoot"):
-            continue
-        for row in rows:
-            cells = [_blocks(cell) for cell in row if _tag(cell) in ("td", "th")]
-            if all(len(cell) <= 1 and "\n" not in "".join(cell) for cell in cells):
-                if any(cells):
-                    lines.append(" | ".join("".join(cell) for cell in cells))
-            else:
-                flush()
-                blocks.extend(block for cell in cells for block in cell)
-    flush()
-    return blocks
-
-
-def _definitions_text(element: Any) -> str:
-    """A ``<dl>`` as one block: each term on its line, its definition indented below it."""
-    lines = []
-    for child in element:
-        tag = _tag(child)
-        if tag is None or tag in _SKIP_TAGS:
-            continue
-        text = "\n".join(_blocks(child))
-        if text:
-            indent = "  " if tag == "dd" else ""
-            lines.extend(indent + line if line else "" for line in text.split("\n"))
-    return "\n".join(lines)
-
-
-def _clean_paragraph(text: str) -> str:
-    """Math made readable, whitespace collapsed; ``<br>`` breaks kept, at most one blank line."""
-    text = _math_to_text(text).replace(_DOLLAR, "$").replace(_BACKSLASH, "\\")
-    lines = [" ".join(line.split()) for line in text.split(_BR)]
-    text = "\n".join(lines).strip("\n")
-    return re.sub(r"\n{3,}", "\n\n", text)
-
-
-# Inline and display math as MathJax reads it in CodeNet (``processEscapes``: ``\$`` is "$").
-_MATH = re.compile(
-    r"\$\$(?P<display>.+?)\$\$|\\\[(?P<bracket>.+?)\\\]|\\\((?P<paren>.+?)\\\)"
-    r"|\$(?P<inline>.+?)\$|(?P<environment>\\begin\{(?P<name>[A-Za-z]+\*?)\}.+?\\end\{(?P=name)\})",
-    re.DOTALL,
-)
-_DOLLAR = "\x01"  # a "$" that is not a math delimiter, until the paragraph is clean
-_BACKSLASH = "\x05"  # likewise for a backslash
-
-
-def _math_to_text(text: str) -> str:
-    if "$" not in text and "\\" not in text:
-        return text
-    text = text.replace("\\$", _DOLLAR)
-
-    def convert(match: re.Match[str]) -> str:
-        groups = ("display", "bracket", "paren", "inline", "environment")
-        return _latex_to_text(next(match[g] for g in groups if match[g] is not None))
-
-    return _MATH.sub(convert, text)
-
-
-# Relations and operators are spaced (``2\times10^5`` -> ``2 × 10^5``); the rest is not.
-_SPACED_MACROS = {
-    "leq": "≤",
-    "le": "≤",
-    "leqq": "≤",
-    "leqslant": "≤",
-    "geq": "≥",
-    "ge": "≥",
-    "geqq": "≥",
-    "geqslant": "≥",
-    "neq": "≠",
-    "ne": "≠",
-    "lt": "<",
-    "gt": ">",
-    "times": "×",
-    "div": "÷",
-    "pm": "±",
-    "equiv": "≡",
-    "approx": "≈",
-    "simeq": "≃",
-    "sim": "∼",
-    "in": "∈",
-    "notin": "∉",
-    "subset": "⊂",
-    "subseteq": "⊆",
-    "supset": "⊃",
-    "supseteq": "⊇",
-    "cup": "∪",
-    "cap": "∩",
-    "setminus": "∖",
-    "oplus": "⊕",
-    "otimes": "⊗",
-    "to": "→",
-    "rightarrow": "→",
-    "leftarrow": "←",
-    "gets": "←",
-    "leftrightarrow": "↔",
-    "Rightarrow": "⇒",
-    "Leftarrow": "⇐",
-    "Leftrightarrow": "⇔",
-    "iff": "⇔",
-    "land": "∧",
-    "wedge": "∧",
-    "lor": "∨",
-    "vee": "∨",
-    "prec": "≺",
-    "succ": "≻",
-    "ll": "≪",
-    "gg": "≫",
-    "mid": "|",
-    "bmod": "mod",
-    "mod": "mod",
-}
-_PLAIN_MACROS = {
-    "ldots": "…",
-    "dots": "…",
-    "cdots": "⋯",
-    "dotsc": "…",
-    "dotsb": "⋯",
-    "vdots": "⋮",
-    "ddots": "⋱",
-    "cdot": "·",
-    "infty": "∞",
-    "sum": "∑",
-    "prod": "∏",
-    "forall": "∀",
-    "exists": "∃",
-    "neg": "¬",
-    "lnot": "¬",
-    "emptyset": "∅",
-    "circ": "∘",
-    "prime": "′",
-    "triangle": "△",
-    "lfloor": "⌊",
-    "rfloor": "⌋",
-    "lceil": "⌈",
-    "rceil": "⌉",
-    "langle": "⟨",
-    "rangle": "⟩",
-    "lvert": "|",
-    "rvert": "|",
-    "vert": "|",
-    "ell": "ℓ",
-    "alpha": "α",
-    "beta": "β",
-    "gamma": "γ",
-    "delta": "δ",
-    "epsilon": "ε",
-    "varepsilon": "ε",
-    "theta": "θ",
-    "lambda": "λ",
-    "mu": "μ",
-    "pi": "π",
-    "rho": "ρ",
-    "sigma": "σ",
-    "tau": "τ",
-    "phi": "φ",
-    "varphi": "φ",
-    "omega": "ω",
-    "Gamma": "Γ",
-    "Delta": "Δ",
-    "Theta": "Θ",
-    "Lambda": "Λ",
-    "Pi": "Π",
-    "Sigma": "Σ",
-    "Phi": "Φ",
-    "Omega": "Ω",
-    "max": "max",
-    "min": "min",
-    "gcd": "gcd",
-    "lcm": "lcm",
-    "log": "log",
-    "ln": "ln",
-    "exp": "exp",
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "lim": "lim",
-    "deg": "deg",
-    "det": "det",
-    "quad": " ",
-    "qquad": " ",
-    "left": "",
-    "right": "",
-    "displaystyle": "",
-    "textstyle": "",
-    "limits": "",
-    "nolimits": "",
-    "rm": "",
-    "it": "",
-    "tt": "",
-    "bf": "",
-}
-# Macros whose (first) argument is kept as is.
-_TEXT_MACROS = frozenset(
-    {
-        "text",
-        "textrm",
-        "textit",
-        "textbf",
-        "texttt",
-        "mathrm",
-        "mathit",
-        "mathbf",
-        "mathtt",
-        "mathsf",
-        "mathcal",
-        "mathbb",
-        "mbox",
-        "operatorname",
-        "bar",
-        "overline",
-        "hat",
-        "tilde",
-        "vec",
-        "boldsymbol",
-    }
-)
-_MACRO = re.compile(r"\\([A-Za-z]+)")
-_ENVIRONMENT = re.compile(r"\\(?:begin|end)\{[^{}]*\}(?:\{[^{}]*\})?")
-
-
-def _group(text: str, start: int) -> tuple[str, int]:
-    """The brace group (or single token) at ``text[start:]`` (spaces skipped), and its end."""
-    i = start
-    while i < len(text) and text[i] == " ":
-        i += 1
-    if i >= len(text):
-        return "", i
-    if text[i] != "{":
-        if text[i] == "\\":
-            match = _MACRO.match(text, i)
-            if match:
-                return match[0], match.end()
-        return text[i], i + 1
-    depth = 0
-    for j in range(i, len(text)):
-        if text[j] == "{" and (j == 0 or text[j - 1] != "\\"):
-            depth += 1
-        elif text[j] == "}" and text[j - 1] != "\\":
-            depth -= 1
-            if depth == 0:
-                return text[i + 1 : j], j + 1
-    return text[i + 1 :], len(text)
-
-
-def _parenthesised(text: str) -> str:
-    text = text.strip()
-    return text if re.fullmatch(r"[\w.′]+|\(.*\)", text) else f"({text})"
-
-
-def _latex_to_text(latex: str) -> str:
-    """LaTeX math as readable text: macros to Unicode, groups unwrapped, spacing tidied."""
-    text = latex.replace("\\{", "\x02").replace("\\}", "\x03")
-    text = _ENVIRONMENT.sub(" ", text)
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if char != "\\":
-            out.append(char)
-            i += 1
-            continue
-        match = _MACRO.match(text, i)
-        if match is None:  # \, \; \! \  \\ \% \# \_ \& \|
-            symbol = text[i + 1 : i + 2]
-            if symbol == "\\":
-                out.append("; ")
-            elif symbol in ",;: ":
-                out.append(" ")
-            elif symbol in "%#_&$|":
-                out.append("\x04" if symbol == "&" else symbol)
-            i += 2
-            continue
-        name, i = match[1], match.end()
-        if name in ("frac", "dfrac", "tfrac", "cfrac"):
-            numerator, i = _group(text, i)
-            denominator, i = _group(text, i)
-            out.append(
-                f"{_parenthesised(_latex_to_text(numerator))}/"
-                f"{_parenthesised(_latex_to_text(denominator))}"
-            )
-        elif name == "binom":
-            n, i = _group(text, i)
-            k, i = _group(text, i)
-            out.append(f"C({_latex_to_text(n)}, {_latex_to_text(k)})")
-        elif name == "sqrt":
-            radicand, i = _group(text, i)
-            out.append("√" + _parenthesised(_latex_to_text(radicand)))
-        elif name == "tag":
-            label, i = _group(text, i)
-            out.append(f" ({_latex_to_text(label)})")
-        elif name == "pmod":
-            modulus, i = _group(text, i)
-            out.append(f" (mod {_latex_to_text(modulus)})")
-        elif name in _TEXT_MACROS:
-            argument, i = _group(text, i)
-            out.append(_latex_to_text(argument))
-        elif name == "not":
-            following, i = _group(text, i)
-            out.append(" ≠ " if following in ("=", "\\equiv") else " not " + following)
-        elif name in _SPACED_MACROS:
-            out.append(f" {_SPACED_MACROS[name]} ")
-        elif name in _PLAIN_MACROS:
-            out.append(_PLAIN_MACROS[name])
-        else:
-            out.append(match[0])  # unknown: kept as written
-    text = "".join(out)
-    # Grouping braces go; sub/superscripts keep them unless around one character or a number.
-    previous = None
-    while previous != text:
-        previous = text
-        text = re.sub(r"(?<![_^])\{([^{}]*)\}", r"\1", text)
-    text = re.sub(r"([_^])\{(\d+|[^{}\s])\}", r"\1\2", text)
-    text = text.replace("~", " ").replace("&", " ")
-    text = text.replace("\x02", "{").replace("\x03", "}").replace("\x04", "&")
-    return " ".join(text.split())

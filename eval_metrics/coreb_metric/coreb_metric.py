@@ -18,10 +18,10 @@ import datasets
 import evaluate
 
 from eval_metrics import evaluate_retrieval
-from eval_metrics._checks import check_num_conditions
-from eval_metrics._checks import check_query_scores
-from eval_metrics._checks import check_relevance
-from eval_metrics._checks import check_score
+from eval_metrics.checks import check_num_conditions
+from eval_metrics.checks import check_query_scores
+from eval_metrics.checks import check_relevance
+from eval_metrics.checks import check_score
 from eval_metrics.preference import mca
 from eval_metrics.preference import qpa
 
@@ -116,7 +116,8 @@ def _check_row(row, index, kind):
 
 
 def _check_batch(config_name, batch):
-    """Every value of a batch, before evaluate stores it (one check per kind, in _checks)."""
+    """Every value of a batch, before evaluate stores it (one check per kind, from
+    eval_metrics.checks)."""
     if config_name in ("qpa", "mca"):
         for name, what in (("chosen_score", "chosen"), ("rejected_score", "rejected")):
             for i, value in enumerate(batch.get(name) or ()):

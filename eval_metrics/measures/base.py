@@ -14,7 +14,7 @@ class Measure:
         name: key stem in results, e.g. ``"ndcg"`` gives ``ndcg_at_10``.
         trec_family: the trec_eval measure family whose cutoff values are the measure's values
             (``"ndcg_cut"`` gives ``ndcg_cut_10``).
-        default_k: cutoffs reported when the caller does not ask for others (SPEC §2).
+        default_k: cutoffs reported when the caller does not ask for others (protocol §2).
     """
 
     name: str

@@ -1,4 +1,4 @@
-"""Normalised discounted cumulative gain at k, graded (CoREB SPEC §2).
+"""Normalised discounted cumulative gain at k, graded (CoREB protocol §2).
 
 .. math::
 

@@ -378,3 +378,13 @@ def test_cli_reranker_errors(hub, tmp_path, capsys, examples):
     assert "cannot load reranker" in empty and "minilm" in empty
     assert "\n" not in empty.strip()
     assert not (tmp_path / "out").exists()  # every error came before any retrieval
+
+
+def test_an_unloadable_reranker_name_fails_at_once(monkeypatch, tmp_path):
+    """Offline, or with a name that is no valid Hub id, no Hub retry is waited through."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    with pytest.raises(ValueError, match=r"not in the local Hub cache and HF_HUB_OFFLINE.*minilm"):
+        resolve_reranker("nobody-owns-this/no-such-reranker")
+    with pytest.raises(ValueError, match=r"neither a folder nor a valid Hub id.*smollm2"):
+        resolve_reranker("not a hub id!")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import coreb_toolkit.sandbox.isolation as isolation
+import coreb_toolkit.sandbox.bwrap as bwrap
 from coreb_toolkit.cli.main import main
 from coreb_toolkit.sandbox.isolation import CGROUP_ROOT, CONTROLLERS, cgroups_available
 
@@ -188,9 +188,9 @@ def test_a_run_in_a_private_tmpdir_passes(tmp_path, monkeypatch):
 
 
 def test_a_sandbox_that_cannot_start_is_a_clear_error(tmp_path, capsys, monkeypatch):
-    real = isolation.bubblewrap_argv
+    real = bwrap.bubblewrap_argv
     monkeypatch.setattr(
-        isolation,
+        bwrap,
         "bubblewrap_argv",
         lambda *a, **k: [
             real(*a, **k)[0],

@@ -278,7 +278,7 @@ for name in {KNOWN!r}:
     out[name] = {{split: ds[split].to_list() for split in ds}}
 print(json.dumps(out))
 """
-    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "PYTHONPATH": ""}
+    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.run(
         [str(DS3_PYTHON), "-c", script],
         capture_output=True,

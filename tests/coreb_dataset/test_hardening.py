@@ -9,7 +9,6 @@ other problem, and that nothing is written.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ import pytest
 
 import coreb_dataset
 from coreb_dataset import ReleaseError
+from coreb_toolkit.owners import owner_alive, owner_tag
 from tests.conftest import REPO_ROOT
 from tests.coreb_dataset import release as R
 
@@ -443,14 +443,15 @@ _KILLED_BUILD = textwrap.dedent(
     import os, signal, sys
     from pathlib import Path
     import coreb_dataset
+    from coreb_toolkit.builders import hub_folder  # where the build looks write_parquet up
 
     where = sys.argv[3]
     if where == "writing":
-        real = coreb_dataset.write_parquet
+        real = hub_folder.write_parquet
         def write_parquet(*args, **kwargs):
             real(*args, **kwargs)
             os.kill(os.getpid(), signal.SIGKILL)  # mid-build, one file written
-        coreb_dataset.write_parquet = write_parquet
+        hub_folder.write_parquet = write_parquet
     elif where == "swapping":
         real_rename = Path.rename
         calls = []
@@ -462,13 +463,13 @@ _KILLED_BUILD = textwrap.dedent(
             return out
         Path.rename = rename
     elif where == "waiting":
-        real = coreb_dataset.write_parquet
+        real = hub_folder.write_parquet
         def write_parquet(*args, **kwargs):
             n = real(*args, **kwargs)
             print("started", flush=True)
             sys.stdin.read()  # held until the test closes the pipe: a build still running
             return n
-        coreb_dataset.write_parquet = write_parquet
+        hub_folder.write_parquet = write_parquet
     coreb_dataset.build(sys.argv[1], sys.argv[2], overwrite=True, progress=False)
     """
 )
@@ -544,7 +545,9 @@ def test_reclaim_ignores_folders_it_did_not_name(tmp_path):
 
 
 def test_a_pid_owner_check_matches_the_process_table(tmp_path):
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+    # scratch folders are named with coreb_toolkit.owners' tags: pid, start time, namespace
+    tag = "from coreb_toolkit.owners import owner_tag; print(owner_tag())"
+    done = subprocess.run([sys.executable, "-c", tag], cwd=REPO_ROOT,
                           capture_output=True, text=True, check=True)  # fmt: skip
-    assert coreb_dataset._pid_alive(os.getpid())
-    assert not coreb_dataset._pid_alive(int(done.stdout))
+    assert owner_alive(owner_tag())
+    assert not owner_alive(done.stdout.strip())

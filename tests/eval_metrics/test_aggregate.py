@@ -56,3 +56,46 @@ def test_render_table_shows_counts_and_groups():
     assert " 0.5000" in text
     with pytest.raises(ValueError, match=r"ndcg_at_10.*not computed"):
         render_table(rows, ["ndcg_at_10"])
+
+
+def test_main_tasks_are_the_vocabulary_s_labels_in_paper_order():
+    from coreb_toolkit import vocabulary
+    from eval_metrics.aggregate import MAIN_TASKS, TABLE_COLUMNS
+
+    assert MAIN_TASKS == {"t2c": "T2C", "c2t": "C2T", "c2c": "C2C", "qualcode": "QualCode"}
+    assert list(MAIN_TASKS) == [*vocabulary.MAIN_TASKS, vocabulary.QUALCODE_TASK]
+    assert TABLE_COLUMNS == ("ndcg_at_10", "recall_at_10", "mrr_at_10", "map_at_100")
+    assert TABLE_COLUMNS[0] == vocabulary.MAIN_SCORE
+    assert main_task_of("t2c") == "T2C"  # a bare prefix is its own main task
+
+
+@pytest.mark.parametrize("subtask", ["T2C_search_any", "_t2c_search", "qualcodespeed", ""])
+def test_main_task_of_reads_the_exact_lower_case_prefix(subtask):
+    with pytest.raises(ValueError, match="its name should start with one of t2c_, c2t_, c2c_"):
+        main_task_of(subtask)
+
+
+def test_every_registry_subtask_has_a_main_task():
+    from coreb_toolkit.vocabulary import MAIN_TASKS, QUALCODE_PAIR_CONFIGS, SUBTASKS
+
+    for name, meta in SUBTASKS.items():
+        assert main_task_of(name) == MAIN_TASKS[meta.family].label
+    for config in QUALCODE_PAIR_CONFIGS.values():
+        assert main_task_of(config) == "QualCode"
+
+
+def test_eval_metrics_imports_nothing_of_the_toolkit_but_the_vocabulary():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pkgutil, importlib, eval_metrics, eval_metrics.measures\n"
+        "for pkg in (eval_metrics, eval_metrics.measures):\n"
+        "    for m in pkgutil.iter_modules(pkg.__path__):\n"
+        "        if m.name != 'coreb_metric':\n"
+        "            importlib.import_module(f'{pkg.__name__}.{m.name}')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in\n"
+        "    ('coreb_toolkit', 'reranker', 'trainers', 'model_cards', 'torch')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['coreb_toolkit', 'coreb_toolkit.vocabulary']"

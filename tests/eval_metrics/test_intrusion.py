@@ -74,3 +74,27 @@ def test_no_eligible_query_gives_none():
 def test_exclusion_applies_to_intrusion():
     run = {"q": ranking("hn", "pos")}
     assert evaluate_retrieval(QRELS, run, exclude={"q": ["hn"]}).intrusion == {}
+
+
+def test_relevance_level_decides_what_is_a_hard_negative():
+    qrels = {"q": {"a": 3, "b": 2}}
+    run = {"q": ranking("b", "a")}
+    # at level 2 both are positives: no hard negative, not eligible
+    assert evaluate_retrieval(qrels, run).intrusion == {}
+    # at level 3 b (0 < 2 < 3) is a hard negative and ranks above the only positive a
+    assert evaluate_retrieval(qrels, run, relevance_level=3).intrusion == {"q": True}
+
+
+def test_scores_are_compared_in_single_precision_then_by_doc_id():
+    from eval_metrics.intrusion import hard_negative_intrusion
+
+    # 0.1 + 1e-9 and 0.1 are one float32: a tie, which the larger id h wins over a
+    verdict = hard_negative_intrusion(
+        {"a": 0.1 + 1e-9, "h": 0.1}, positives=["a"], hard_negatives=["h"], positive_in_top=True
+    )
+    assert verdict is True
+    # the same tie with the positive named z: z ranks first
+    verdict = hard_negative_intrusion(
+        {"z": 0.1 + 1e-9, "h": 0.1}, positives=["z"], hard_negatives=["h"], positive_in_top=True
+    )
+    assert verdict is False

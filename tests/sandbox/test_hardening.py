@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+import coreb_toolkit.sandbox.bwrap as bwrap
+import coreb_toolkit.sandbox.cgroups as cgroups
 import coreb_toolkit.sandbox.isolation as isolation
 from coreb_toolkit.sandbox import ExecutionConfig, Executor, Limits, execute, execute_file
 from coreb_toolkit.sandbox.isolation import (
@@ -184,13 +186,13 @@ def test_a_private_tmpdir_works(scope, tmp_path, monkeypatch):
 
 
 def _broken_bubblewrap(monkeypatch) -> None:
-    real = isolation.bubblewrap_argv
+    real = bwrap.bubblewrap_argv
 
     def broken(*args, **kwargs):
         argv = real(*args, **kwargs)
         return [argv[0], "--ro-bind", "/nonexistent-coreb-probe", "/probe", *argv[1:]]
 
-    monkeypatch.setattr(isolation, "bubblewrap_argv", broken)
+    monkeypatch.setattr(bwrap, "bubblewrap_argv", broken)
 
 
 @pytest.mark.parametrize("scope", SCOPES)
@@ -219,7 +221,7 @@ def test_a_candidate_cannot_forge_a_setup_failure():
 def test_a_cgroup_that_cannot_be_made_is_an_error(tmp_path, monkeypatch):
     executor = Executor(_config("candidate"))
     (tmp_path / "file").write_text("")
-    monkeypatch.setattr(isolation, "CGROUP_ROOT", tmp_path / "file")
+    monkeypatch.setattr(cgroups, "CGROUP_ROOT", tmp_path / "file")
     cand = {"id": "p", "language": "python", "code": ADD["python"], "tests": TESTS}
     with pytest.raises(SandboxError, match="cgroup"):
         list(executor.run_many([cand]))

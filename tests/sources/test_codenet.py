@@ -12,7 +12,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from coreb_toolkit.sources import codenet
+from coreb_toolkit.sources import codenet, codenet_records
 from coreb_toolkit.sources.codenet import Dropped, Submission, html_to_text, load
 from tests.conftest import SHARED_DATA
 
@@ -323,7 +323,7 @@ def test_statements_only_source_lists_problems_with_statements(tmp_path: Path) -
 
 
 def test_undouble_newlines() -> None:
-    undouble = codenet._undouble_newlines
+    undouble = codenet_records.undouble_newlines
     assert undouble("a = 1\n\nb = 2\n\n\n\nprint(a)\n\n") == "a = 1\nb = 2\n\nprint(a)\n"
     # Mixed "\n" and "\r\n" lines: the single breaks stay.
     assert undouble("import x\ny = 1\n\nz = 2\n\nw = 3") == "import x\ny = 1\nz = 2\nw = 3"

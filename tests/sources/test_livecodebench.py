@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from coreb_toolkit.releases.recheck import recheck
 from coreb_toolkit.sources import livecodebench as lcb
 from tests.conftest import SHARED_DATA
 
@@ -237,7 +238,7 @@ def test_recheck_uses_the_lcb_prelude(tmp_path: Path) -> None:
     wrong = [_row("3000", "2025-01-05T00:00:00", "leetcode", good.replace("2.5", "3.5"), True)]
     _write(tmp_path, {"Qwen3-8B": rows, "Qwen2.5-7B-Instruct": wrong})
     problems, candidates = lcb.load(tmp_path)
-    report = lcb.recheck(problems, candidates)
+    report = recheck(problems, candidates)
     assert report["counts"] == {
         "lcb_pass_public_pass": 1,
         "lcb_pass_public_fail": 1,
@@ -324,7 +325,7 @@ def test_real_data_recheck_first_20_of_v202603() -> None:
     problems = problems[:20]
     chosen = {p.problem_id for p in problems}
     candidates = [c for c in candidates if c.problem_id in chosen]
-    report = lcb.recheck(problems, candidates)
+    report = recheck(problems, candidates)
     assert report["executed"] == 40 and report["not_executed"] == 0
     assert report["counts"]["lcb_pass_public_fail"] == 0
     assert report["counts"]["lcb_pass_public_pass"] == sum(c.label for c in candidates)

@@ -1,13 +1,15 @@
-"""Helpers shared by commands: loading runs, qrels and subtask maps, splitting by subtask."""
+"""What commands share: the scoring and model arguments, loading runs, qrels and subtask maps."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 from eval_metrics import (
     RetrievalEvaluation,
@@ -24,48 +26,193 @@ _COREB_QUERY_ID = re.compile(r"^q_((?:{})_[a-z0-9_]+?)_\d+$".format("|".join(MAI
 ALL = "all"
 
 
-def add_scoring_arguments(parser: argparse.ArgumentParser, qrels_required: bool = True) -> None:
-    parser.add_argument(
-        "--qrels",
-        required=qrels_required,
-        type=Path,
-        help="TREC qrels file: 'query_id 0 doc_id relevance'",
+def _positive(flag: str, value: int | float | None) -> None:
+    if value is not None and (isinstance(value, bool) or value < 1):
+        raise ValueError(f"{flag} must be at least 1, got {value}")
+
+
+@dataclass
+class ScoringArguments:
+    """How run files are scored: the CoREB protocol's parameters (``coreb score``, ``compare``)."""
+
+    qrels: Path = field(metadata={"help": "TREC qrels file: 'query_id 0 doc_id relevance'"})
+    exclude: Path | None = field(
+        default=None,
+        metadata={
+            "help": "documents to drop from a query's ranking before scoring (the code-to-code "
+            "anchor): JSON {query_id: doc_id | [doc_id]} or TSV 'query_id doc_id' lines"
+        },
     )
-    parser.add_argument(
-        "--exclude",
-        type=Path,
-        help="documents to drop from a query's ranking before scoring (the code-to-code anchor): "
-        "JSON {query_id: doc_id | [doc_id]} or TSV 'query_id doc_id' lines",
+    subtasks: Path | None = field(
+        default=None,
+        metadata={
+            "help": "JSON file {query_id: subtask} grouping queries into subtasks (default: read "
+            "from CoREB query ids q_<subtask>_<number>, else one group)"
+        },
     )
-    parser.add_argument(
-        "--subtasks",
-        nargs="+",
-        metavar="SUBTASK",
-        help="with a run file: one JSON file {query_id: subtask} grouping queries into subtasks "
-        "(default: read from CoREB query ids q_<subtask>_<number>, else one group); with "
-        "--dataset: the subtasks to run (default: all)",
+    k: list[int] | None = field(
+        default=None,
+        metadata={
+            "metavar": "K",
+            "help": "cutoffs for every measure (default: nDCG@1,3,5,10 MAP@10,100 "
+            "Recall@1,3,5,10,100 MRR@10 P@1,3,5,10)",
+        },
     )
-    parser.add_argument(
-        "--k",
-        type=int,
-        nargs="+",
-        metavar="K",
-        help="cutoffs for every measure (default: nDCG@1,3,5,10 MAP@10,100 "
-        "Recall@1,3,5,10,100 MRR@10 P@1,3,5,10)",
-    )
-    parser.add_argument(
-        "--no-positive-policy",
-        choices=NO_POSITIVE_POLICIES,
+    no_positive_policy: Literal[NO_POSITIVE_POLICIES] = field(
         default="zero",
-        help="queries without a relevance-2 document (c2t_match negatives): 'zero' scores them "
-        "0 and counts them (official runner, published numbers; default), 'exclude' drops them",
+        metadata={
+            "help": "queries without a relevant document (c2t_match negatives): 'zero' scores "
+            "them 0 and counts them (official runner, published numbers), 'exclude' drops them"
+        },
     )
-    parser.add_argument(
-        "--relevance-level",
-        type=int,
+    relevance_level: int = field(
         default=2,
-        help="grade from which a document is relevant (default: 2, CoREB's graded scheme)",
+        metadata={"help": "grade from which a document is relevant (CoREB's graded scheme: 2)"},
     )
+
+    def __post_init__(self) -> None:
+        _positive("--relevance-level", self.relevance_level)
+        for k in self.k or ():
+            _positive("--k", k)
+
+
+@dataclass
+class ModelArguments:
+    """The models of an evaluation and where results go (``coreb evaluate``,
+    ``coreb qualcode evaluate``)."""
+
+    model: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "retriever(s) or scorers: bm25 (code-aware tokens, the default), minilm "
+            "(all-MiniLM-L6-v2, bundled), or any sentence-transformers model name or folder; "
+            "several are compared side by side"
+        },
+    )
+    out: Path | None = field(
+        default=None, metadata={"metavar": "DIR", "help": "the results folder (required)"}
+    )
+    batch_size: int | None = field(
+        default=None, metadata={"help": "dense models: encoding batch size"}
+    )
+    max_length: int | None = field(
+        default=None, metadata={"help": "dense models: max tokens per text"}
+    )
+    cache_dir: Path | None = field(
+        default=None,
+        metadata={
+            "metavar": "DIR",
+            "help": "dense models: corpus embeddings cached here; with --reranker, its scores "
+            "are cached in DIR/rerank",
+        },
+    )
+    reranker: str | None = field(
+        default=None,
+        metadata={
+            "metavar": "NAME",
+            "help": "a second stage: an alias (minilm, smollm2), a model folder, or a Hub id "
+            "such as Qwen/Qwen3-Reranker-0.6B",
+        },
+    )
+    rerank_batch_size: int | None = field(
+        default=None,
+        metadata={
+            "metavar": "N",
+            "help": "with --reranker: at most N pairs of the maximum length per forward pass "
+            "(pairs are length-sorted and batched by a budget of N x max-length tokens, so short "
+            "ones pack more)",
+        },
+    )
+    rerank_max_length: int | None = field(
+        default=None,
+        metadata={
+            "metavar": "N",
+            "help": "with --reranker: most tokens per (query, document) pair; the document is "
+            "truncated (default: the backend's, 512 cross-encoder / 8192 generative)",
+        },
+    )
+    json: Path | None = field(
+        default=None, metadata={"help": "also write every result as one JSON file"}
+    )
+
+    def rerank_flags(self) -> dict[str, int | None]:
+        """The flags that only mean something with ``--reranker``, and their values."""
+        return {
+            "--rerank-batch-size": self.rerank_batch_size,
+            "--rerank-max-length": self.rerank_max_length,
+        }
+
+    def __post_init__(self) -> None:
+        given = [flag for flag, value in self.rerank_flags().items() if value is not None]
+        if given and self.reranker is None:
+            raise ValueError(f"{', '.join(given)} only apply with --reranker NAME (e.g. minilm)")
+        for flag, value in {
+            **self.rerank_flags(), "--batch-size": self.batch_size, "--max-length": self.max_length
+        }.items():  # fmt: skip
+            _positive(flag, value)
+
+    def retriever_options(self, model: str) -> dict[str, Any]:
+        """The first-stage options given that ``model``'s retriever takes (the registry says
+        which: BM25 takes none of these, a dense model all)."""
+        from coreb_toolkit.retrieval.registry import entry_for
+
+        takes = entry_for(model).options
+        return {k: v for k, v in self._given_retriever_options().items() if k in takes}
+
+    def _given_retriever_options(self) -> dict[str, Any]:
+        given = {"batch_size": self.batch_size, "max_length": self.max_length,
+                 "cache_dir": self.cache_dir}  # fmt: skip
+        return {k: v for k, v in given.items() if v is not None}
+
+    def check_retriever_options(self) -> None:
+        """A first-stage option that no --model takes is an error, not ignored."""
+        from coreb_toolkit.retrieval.registry import entry_for
+
+        taken = {o for model in self.model or () for o in entry_for(model).options}
+        if self.reranker is not None:
+            taken.add("cache_dir")  # the reranker's score cache
+        unused = [k for k in self._given_retriever_options() if k not in taken]
+        if unused:
+            flags = ", ".join("--" + k.replace("_", "-") for k in unused)
+            raise ValueError(
+                f"{flags} applies to dense models only, and no --model is one "
+                f"({' '.join(self.model or []) or 'none'}); drop it or add e.g. --model minilm"
+            )
+
+    def load_reranker(self) -> Any:
+        """The second-stage reranker, loaded once and shared by every --model; loaded before any
+        retrieval so that a bad name or option fails first."""
+        if self.reranker is None:
+            return None
+        from coreb_toolkit.benchmark.rerank import resolve_reranker
+
+        options: dict[str, Any] = {}
+        if self.rerank_max_length is not None:
+            options["max_length"] = self.rerank_max_length
+        if self.rerank_batch_size is not None:
+            # the backends batch by a padded-token budget: N pairs of the longest allowed length
+            options["batch_size"] = self.rerank_batch_size
+        if self.cache_dir is not None:
+            options["cache_dir"] = self.cache_dir / "rerank"
+        return resolve_reranker(self.reranker, options)
+
+
+def qrels_spellings(parser: argparse.ArgumentParser) -> None:
+    """``--qrels-scheme``, today's spelling of ``QrelsOptions.scheme`` (``--scheme``), unless
+    the dataclass declares it itself (an ``aliases`` entry in its field's metadata)."""
+    with contextlib.suppress(argparse.ArgumentError):
+        parser.add_argument(
+            "--qrels-scheme",
+            dest="scheme",
+            choices=("v2", "v1"),
+            default=argparse.SUPPRESS,
+            help="for releases without qrels: v2 graded (default) or v1 binary (= --scheme)",
+        )
+
+
+def out_needed(what: str, example: str) -> str:
+    """The error for a missing ``--out``: what it is for and the command line to type."""
+    return f"{what} needs --out DIR for the runs, results, summary and plots, e.g.: {example}"
 
 
 def load_subtasks(path: Path | None, qrels: Mapping[str, object]) -> dict[str, str]:
@@ -103,21 +250,18 @@ class Judgments:
     subtask_of: dict[str, str]
 
 
-def load_judgments(args: argparse.Namespace) -> Judgments:
+def load_judgments(args: ScoringArguments) -> Judgments:
     """Read ``--qrels``, ``--exclude`` and ``--subtasks`` and check they agree."""
     qrels = read_qrels(args.qrels)
     exclude = read_exclusions(args.exclude) if args.exclude else {}
     unknown = [q for q in exclude if q not in qrels]
     if unknown:
         raise ValueError(f"{args.exclude}: query {unknown[0]!r} is not in {args.qrels}")
-    if args.subtasks is not None and len(args.subtasks) != 1:
-        raise ValueError("with a run file, --subtasks takes one JSON file {query_id: subtask}")
-    mapping = Path(args.subtasks[0]) if args.subtasks else None
-    return Judgments(qrels, exclude, load_subtasks(mapping, qrels))
+    return Judgments(qrels, exclude, load_subtasks(args.subtasks, qrels))
 
 
 def score_run(
-    run_path: Path, args: argparse.Namespace, judgments: Judgments, progress: bool = True
+    run_path: Path, args: ScoringArguments, judgments: Judgments, progress: bool = True
 ) -> dict[str, RetrievalEvaluation]:
     """Evaluate one run file subtask by subtask."""
     from tqdm.auto import tqdm

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
-NAME = "build"
-HELP = "build the Hub dataset folder (one config per subtask) from a CoREB release"
+import coreb_dataset
+from coreb_toolkit.cli.commands._common import qrels_spellings
+from coreb_toolkit.cli.parsing import Command
+
 DESCRIPTION = """\
 Read a CoREB release in the official layout -- <config>/<split>.jsonl or .parquet for
 code_corpus, text_corpus, text2code_queries, text2code_qrels, code2code_queries,
@@ -23,62 +25,42 @@ at once, with file and line, and nothing is written unless all of it is sound. B
 destinations are checked before either is written: neither may be, contain or lie inside the
 release (symlinks resolved), and --force replaces only a folder that holds what a build writes.
 
-A family shipped without qrels gets them derived from the execution metadata (SPEC §1.3).
+A family shipped without qrels gets them derived from the execution metadata (protocol §1.3), by
+the qrels options below (coreb_dataset.QrelsOptions).
 
 examples:
   coreb build path/to/release                 # writes ./coreb
   coreb build path/to/release --out my_coreb --force --mteb my_coreb_mteb"""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "release", help="release folder in the official layout, or a Hub dataset id"
+@dataclass
+class BuildArguments:
+    """``coreb build RELEASE``: what to read and where to write; how qrels are derived for a
+    family shipped without them is the :class:`coreb_dataset.QrelsOptions` that comes with it."""
+
+    release: str = field(
+        metadata={
+            "positional": True,
+            "help": "release folder in the official layout, or a Hub dataset id",
+        }
     )
-    parser.add_argument("--out", type=Path, default=Path("coreb"), help="output folder (./coreb)")
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="replace --out / --mteb if they exist (only folders a build wrote)",
+    out: Path = field(default=Path("coreb"), metadata={"help": "output folder"})
+    force: bool = field(
+        default=False,
+        metadata={"help": "replace --out / --mteb if they exist (only folders a build wrote)"},
     )
-    parser.add_argument(
-        "--mteb", type=Path, metavar="DIR", help="also write an MTEB-layout export to DIR"
+    mteb: Path | None = field(
+        default=None, metadata={"metavar": "DIR", "help": "also write an MTEB-layout export to DIR"}
     )
-    parser.add_argument(
-        "--qrels-scheme",
-        choices=("v2", "v1"),
-        default="v2",
-        help="for releases without qrels: v2 graded (default) or v1 binary",
-    )
-    parser.add_argument(
-        "--min-hard-negatives",
-        type=int,
-        default=1,
-        help="derived T2C/C2C qrels: supplement the failed pool with non-qualifying correct "
-        "solutions up to this many hard negatives (1)",
-    )
-    parser.add_argument(
-        "--c2t-hard-negatives",
-        type=int,
-        default=4,
-        help="derived C2T qrels: noise descriptions per query, other problems' fill in (4)",
-    )
-    parser.add_argument(
-        "--original-text-style",
-        default="original",
-        help="text_style of original descriptions in the text corpus ('original')",
-    )
-    parser.add_argument("--license", default="apache-2.0", help="license in the card (apache-2.0)")
+    license: str = field(default="apache-2.0", metadata={"help": "license in the card"})
+
+    def __post_init__(self) -> None:
+        self.out = Path(self.out)
+        if self.mteb is not None:
+            self.mteb = Path(self.mteb)
 
 
-def run(args: argparse.Namespace) -> int:
-    import coreb_dataset
-
-    options = coreb_dataset.QrelsOptions(
-        args.qrels_scheme,
-        args.min_hard_negatives,
-        args.c2t_hard_negatives,
-        args.original_text_style,
-    )
+def run(args: BuildArguments, options: coreb_dataset.QrelsOptions) -> int:
     targets = [("--out", args.out)] + ([("--mteb", args.mteb)] if args.mteb is not None else [])
     for _, target in targets:
         if os.path.lexists(target) and not args.force:
@@ -115,3 +97,16 @@ def run(args: argparse.Namespace) -> int:
         written = coreb_dataset.export_mteb(release, args.mteb, overwrite=args.force)
         print(f"wrote {args.mteb}: {len(written)} MTEB configs")
     return 0
+
+
+COMMANDS = (
+    Command(
+        name="build",
+        help="build the Hub dataset folder (one config per subtask) from a CoREB release",
+        description=DESCRIPTION,
+        arguments=(BuildArguments, coreb_dataset.QrelsOptions),
+        run=run,
+        mode="`coreb build RELEASE`",
+        extra_arguments=qrels_spellings,
+    ),
+)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from coreb_toolkit.cli.commands._common import add_scoring_arguments, load_judgments, score_run
+from coreb_toolkit.cli.commands._common import ScoringArguments, load_judgments, score_run
+from coreb_toolkit.cli.parsing import Command
 from eval_metrics.significance import METHODS, paired_test
 
-NAME = "compare"
-HELP = "paired significance test of run B against run A (p-value, bootstrap CI)"
 DESCRIPTION = """\
 Evaluate two runs on the same qrels and test whether B's mean per-query metric differs from
 A's: a seeded paired randomization test (or paired bootstrap) with a bootstrap confidence
@@ -20,16 +20,31 @@ example:
       --metric ndcg_at_10 --plot compare.png"""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_a", type=Path, help="baseline TREC run (system A)")
-    parser.add_argument("run_b", type=Path, help="TREC run to compare against it (system B)")
-    add_scoring_arguments(parser)
-    parser.add_argument("--metric", default="ndcg_at_10", help="per-query metric to compare")
-    parser.add_argument("--method", choices=METHODS, default="randomization", help="test")
-    parser.add_argument("--n-resamples", type=int, default=10_000, help="resamples (10000)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="CI level (0.95)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    parser.add_argument("--plot", type=Path, help="write a PNG of the per-query differences")
+@dataclass
+class CompareArguments:
+    """``coreb compare RUN_A RUN_B --qrels FILE``: the test and its plot."""
+
+    run_a: Path = field(metadata={"positional": True, "help": "baseline TREC run (system A)"})
+    run_b: Path = field(
+        metadata={"positional": True, "help": "TREC run to compare against it (system B)"}
+    )
+    metric: str = field(default="ndcg_at_10", metadata={"help": "per-query metric to compare"})
+    method: Literal[METHODS] = field(
+        default="randomization",
+        metadata={"help": "paired randomization test, or paired bootstrap"},
+    )
+    n_resamples: int = field(default=10_000, metadata={"help": "resamples of the test and CI"})
+    confidence: float = field(default=0.95, metadata={"help": "confidence interval level"})
+    seed: int = field(default=0, metadata={"help": "random seed"})
+    plot: Path | None = field(
+        default=None, metadata={"help": "write a PNG of the per-query differences"}
+    )
+
+    def __post_init__(self) -> None:
+        if self.n_resamples < 1:
+            raise ValueError(f"--n-resamples must be at least 1, got {self.n_resamples}")
+        if not 0 < self.confidence < 1:
+            raise ValueError(f"--confidence must be between 0 and 1, got {self.confidence}")
 
 
 def _per_query(evaluations: dict, metric: str) -> dict[str, float]:
@@ -41,10 +56,10 @@ def _per_query(evaluations: dict, metric: str) -> dict[str, float]:
     return values
 
 
-def run(args: argparse.Namespace) -> int:
-    judgments = load_judgments(args)
-    a = _per_query(score_run(args.run_a, args, judgments, progress=False), args.metric)
-    b = _per_query(score_run(args.run_b, args, judgments, progress=False), args.metric)
+def run(args: CompareArguments, scoring: ScoringArguments) -> int:
+    judgments = load_judgments(scoring)
+    a = _per_query(score_run(args.run_a, scoring, judgments, progress=False), args.metric)
+    b = _per_query(score_run(args.run_b, scoring, judgments, progress=False), args.metric)
     result = paired_test(
         a,
         b,
@@ -69,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plot(a: dict, b: dict, result, args: argparse.Namespace) -> None:
+def _plot(a: dict, b: dict, result, args: CompareArguments) -> None:
     try:
         import matplotlib
     except ImportError:
@@ -99,3 +114,15 @@ def _plot(a: dict, b: dict, result, args: argparse.Namespace) -> None:
     fig.tight_layout()
     fig.savefig(args.plot, dpi=120)
     plt.close(fig)
+
+
+COMMANDS = (
+    Command(
+        name="compare",
+        help="paired significance test of run B against run A (p-value, bootstrap CI)",
+        description=DESCRIPTION,
+        arguments=(CompareArguments, ScoringArguments),
+        run=run,
+        mode="two run files (`coreb compare RUN_A RUN_B --qrels FILE`)",
+    ),
+)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from coreb_toolkit.cli.parsing import Command
 from coreb_toolkit.sandbox.runner import MAX_CODE_BYTES
 
-NAME = "execute"
-HELP = "run code candidates against their tests in the sandbox (results streamed to JSONL)"
 DESCRIPTION = """\
 Run each candidate (Python, C++, Java, Go or Ruby) against its tests inside a bubblewrap
 sandbox (no network, nothing writable but a private tmpfs, no secrets, cgroup limits on
@@ -34,52 +33,57 @@ example:
   coreb execute candidates.jsonl --out results.jsonl --time-limit 2 --memory-mb 256"""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("candidates", type=Path, help="candidates JSONL file")
-    parser.add_argument("--out", type=Path, required=True, help="results JSONL (appended)")
-    parser.add_argument("--time-limit", type=float, default=10.0, help="CPU seconds per test")
-    parser.add_argument(
-        "--wall-limit", type=float, help="wall seconds per test (default: 2x --time-limit)"
+@dataclass
+class ExecuteArguments:
+    """``coreb execute CANDIDATES --out FILE``: the limits of every test run and the runner."""
+
+    candidates: Path = field(metadata={"positional": True, "help": "candidates JSONL file"})
+    out: Path = field(metadata={"help": "results JSONL (appended)"})
+    time_limit: float = field(default=10.0, metadata={"help": "CPU seconds per test"})
+    wall_limit: float | None = field(
+        default=None, metadata={"help": "wall seconds per test (default: 2x --time-limit)"}
     )
-    parser.add_argument("--memory-mb", type=int, default=512, help="memory per test (512)")
-    parser.add_argument("--max-processes", type=int, default=64, help="processes+threads (64)")
-    parser.add_argument(
-        "--output-limit", type=int, default=16 * 1024 * 1024, help="stdout bytes (16 MiB)"
+    memory_mb: int = field(default=512, metadata={"help": "memory per test (MB)"})
+    max_processes: int = field(default=64, metadata={"help": "processes+threads per test"})
+    output_limit: int = field(default=16 * 1024 * 1024, metadata={"help": "stdout bytes"})
+    repeats: int = field(default=1, metadata={"help": "runs per test; >1 reports median, min, max"})
+    workers: int | None = field(
+        default=None,
+        metadata={"help": "parallel candidates (default: 2 per core; 1 for wall-clock timing)"},
     )
-    parser.add_argument(
-        "--repeats", type=int, default=1, help="runs per test; >1 reports median, min, max"
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        help="parallel candidates (default: 2 per core; 1 for wall-clock timing)",
-    )
-    parser.add_argument(
-        "--max-code-bytes",
-        type=int,
+    max_code_bytes: int = field(
         default=MAX_CODE_BYTES,
-        help="largest source (UTF-8 bytes) built or parsed; bigger ones get compile_error "
-        f"unparsed ({MAX_CODE_BYTES:,})",
+        metadata={
+            "help": "largest source (UTF-8 bytes) built or parsed; bigger ones get compile_error "
+            "unparsed"
+        },
     )
-    parser.add_argument(
-        "--work-root",
-        type=Path,
-        help="folder for the build folders (default: TMPDIR, or /tmp when TMPDIR is private)",
+    work_root: Path | None = field(
+        default=None,
+        metadata={
+            "help": "folder for the build folders (default: TMPDIR, or /tmp when TMPDIR is private)"
+        },
     )
-    parser.add_argument(
-        "--fresh-sandbox-per-run",
-        action="store_true",
-        help="start a new sandbox for every test run instead of one per candidate whose tests "
-        "each run as a fresh process (slower; the same isolation and verdicts)",
+    fresh_sandbox_per_run: bool = field(
+        default=False,
+        metadata={
+            "help": "start a new sandbox for every test run instead of one per candidate whose "
+            "tests each run as a fresh process (slower; the same isolation and verdicts)"
+        },
     )
-    parser.add_argument(
-        "--no-isolation",
-        action="store_true",
-        help="run WITHOUT the bubblewrap sandbox (only for trusted code; recorded in results)",
+    no_isolation: bool = field(
+        default=False,
+        metadata={
+            "help": "run WITHOUT the bubblewrap sandbox (only for trusted code; recorded in "
+            "results)"
+        },
     )
 
+    def __post_init__(self) -> None:
+        self.candidates, self.out = Path(self.candidates), Path(self.out)
 
-def run(args: argparse.Namespace) -> int:
+
+def run(args: ExecuteArguments) -> int:
     from coreb_toolkit.sandbox import ExecutionConfig, Limits, execute_file
 
     limits = Limits(
@@ -116,3 +120,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {language:<7} {passed[language]:>6} / {total[language]:<6} candidates passed")
     print("  verdicts: " + ", ".join(f"{v}={n}" for v, n in verdicts.most_common()))
     return 0
+
+
+COMMANDS = (
+    Command(
+        name="execute",
+        help="run code candidates against their tests in the sandbox (results to JSONL)",
+        description=DESCRIPTION,
+        arguments=(ExecuteArguments,),
+        run=run,
+        mode="`coreb execute`",
+    ),
+)

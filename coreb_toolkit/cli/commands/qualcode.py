@@ -1,27 +1,39 @@
-"""``coreb qualcode build``: the QualCode / MC-QualCode Hub folder from CodeNet-style data."""
+"""``coreb qualcode build`` and ``coreb qualcode evaluate``: QualCode / MC-QualCode, the
+quality-aware reranking sets, from CodeNet-style data, and scorers evaluated on them."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
-NAME = "qualcode"
-HELP = "build QualCode and MC-QualCode (quality-aware reranking) from judged CodeNet submissions"
+import qualcode_dataset
+from coreb_toolkit.cli.commands._common import ModelArguments
+from coreb_toolkit.cli.parsing import Command
+
 DESCRIPTION = """\
 QualCode asks whether a reranker prefers fast, memory-efficient and maintainable code among
-correct solutions (SynH-Rank §3). `coreb qualcode build` reads CodeNet-style problems and
-accepted submissions with judge CPU time and memory, counts code smells with a static analyser,
-and writes a Hub folder (Parquet + dataset card) with the configs qualcode_speed,
-qualcode_memory, qualcode_maintainability (pairs + the 1+99 retrieval task), mc_1cond,
-mc_2cond, mc_3cond (MC-QualCode triplets) and qualcode_corpus, plus build_report.json: every
-submission or problem not used, with the reason.
+correct solutions (SynH-Rank §3): `coreb qualcode build` writes the sets, `coreb qualcode
+evaluate` scores retrievers and rerankers on them.
+
+examples:
+  coreb qualcode build --source ../shared/data/codenet --out qualcode
+  coreb qualcode evaluate qualcode --model bm25 minilm --reranker minilm --out results"""
+
+BUILD_DESCRIPTION = """\
+Read CodeNet-style problems and accepted submissions with judge CPU time and memory, count code
+smells with a static analyser, and write a Hub folder (Parquet + dataset card) with the configs
+qualcode_speed, qualcode_memory, qualcode_maintainability (pairs + the 1+99 retrieval task),
+mc_1cond, mc_2cond, mc_3cond (MC-QualCode triplets) and qualcode_corpus, plus
+build_report.json: every submission or problem not used, with the reason. The options after
+--json are those of qualcode_dataset.QualcodeOptions (the paper's values as defaults).
 
 A --source is any of: a Project CodeNet root (metadata/pNNNNN.csv, data/pNNNNN/Python/...,
 problem_descriptions/), a PIE-style jsonl of submission pairs, a NoFunEval folder or jsonl
 (public tests for measured mode), a folder of problem descriptions (HTML) or its tar.gz.
 
-Evaluate a reranker on the result with `coreb evaluate --qualcode DIR --reranker NAME`.
+Evaluate a reranker on the result with `coreb qualcode evaluate DIR --reranker NAME`.
 
 examples:
   coreb qualcode build --source ../shared/data/codenet --out qualcode
@@ -29,97 +41,69 @@ examples:
       --labels measured --repeats 5 --out qualcode_measured --force
   coreb qualcode build --source /data/Project_CodeNet --analyser pylint --seed 1 --out qc"""
 
+EVALUATE_DESCRIPTION = """\
+Score a QualCode folder written by `coreb qualcode build`: each --model (bm25, an embedder) and
+the --reranker score every pair, retrieval candidate and MC triplet; QPA per dimension,
+MRR@10/nDCG@10 of the 1+99 retrieval task, MCA per condition count (SynH-Rank §3). Ties count
+as losses. Results go to OUT/<scorer>/qualcode/ (results.json, scores.jsonl, summary.md, the
+plot), with several scorers a comparison to OUT/comparison/qualcode/.
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="action", metavar="<action>")
-    sub.required = True
-    p = sub.add_parser(
-        "build",
-        help="write the QualCode Hub folder",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+examples:
+  coreb qualcode evaluate qualcode --model bm25 minilm --out results
+  coreb qualcode evaluate qualcode --reranker minilm --qualcode-tasks pairs mc --out results"""
+
+TASKS = ("pairs", "retrieval", "mc")
+EVALUATE_EXAMPLE = "coreb qualcode evaluate demo/qualcode --model bm25 --out demo/results"
+
+
+def _flatten(values: list) -> list[str]:
+    # --source a --source b (append) gives [[a], [b]], --source a b gives [[a, b]], YAML [a, b]
+    return [str(v) for item in values for v in (item if isinstance(item, list) else [item])]
+
+
+@dataclass
+class QualcodeBuildArguments:
+    """``coreb qualcode build``: inputs and outputs; the construction's rules are the
+    :class:`qualcode_dataset.QualcodeOptions` that come with it."""
+
+    source: list[str] = field(
+        metadata={
+            "action": "append",
+            "metavar": "PATH",
+            "help": "CodeNet-style input (repeat for several; see above)",
+        }
     )
-    p.add_argument(
-        "--source",
-        action="append",
-        required=True,
-        metavar="PATH",
-        help="CodeNet-style input (repeat for several; see above)",
+    out: Path = field(default=Path("qualcode"), metadata={"help": "output folder"})
+    force: bool = field(default=False, metadata={"help": "replace --out if it exists"})
+    license: str = field(default="cdla-permissive-2.0", metadata={"help": "license in the card"})
+    json: Path | None = field(
+        default=None, metadata={"help": "also write the build report's summary here"}
     )
-    p.add_argument("--out", type=Path, default=Path("qualcode"), help="output folder (./qualcode)")
-    p.add_argument("--force", action="store_true", help="replace --out if it exists")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (0)")
-    p.add_argument(
-        "--margin",
-        type=float,
-        default=2.0,
-        help="speed/memory pairs need margin x best < worst (2.0, the paper's)",
-    )
-    p.add_argument(
-        "--analyser",
-        default="ruff",
-        help="code-smell analyser for maintainability: ruff (default) or pylint",
-    )
-    p.add_argument(
-        "--labels",
-        choices=("judge", "measured"),
-        default="judge",
-        help="speed/memory figures: the judge's reading (paper) or medians of sandboxed "
-        "re-runs on public tests (needs bubblewrap and a source with tests)",
-    )
-    p.add_argument("--repeats", type=int, default=5, help="measured mode: runs per submission")
-    p.add_argument(
-        "--retrieval-negatives",
-        type=int,
-        default=99,
-        help="distractors per query of the retrieval task, other problems' submissions (99)",
-    )
-    p.add_argument("--mc-per-k", type=int, default=3000, help="MC triplets per k (3000)")
-    p.add_argument(
-        "--mc-balance",
-        choices=("strict", "quota"),
-        default="strict",
-        help="strict: the same count from every combination of k conditions (default)",
-    )
-    p.add_argument(
+
+    def __post_init__(self) -> None:
+        self.source = _flatten(self.source)
+        self.out = Path(self.out)
+        for source in self.source:
+            if not Path(source).exists():
+                raise ValueError(f"--source {source}: no such file or folder")
+        if self.out.exists() and not self.force:
+            raise ValueError(f"{self.out} exists; add --force to replace it")
+
+
+def no_control(parser: argparse.ArgumentParser) -> None:
+    """``--no-control``: today's spelling of ``--no-control-unrequested``."""
+    parser.add_argument(
         "--no-control",
-        action="store_true",
-        help="MC: do not require equal labels on the conditions not asked for",
+        dest="control_unrequested",
+        action="store_false",
+        default=argparse.SUPPRESS,
+        help="MC: do not require equal labels on the conditions not asked for "
+        "(= --no-control-unrequested)",
     )
-    p.add_argument(
-        "--template",
-        default="Retrieve code that is {conditions}",
-        help="instruction template; {conditions} becomes e.g. 'fast and maintainable'",
-    )
-    p.add_argument("--language", default="Python", help="CodeNet language to read (Python)")
-    p.add_argument(
-        "--license", default="cdla-permissive-2.0", help="license in the card (CodeNet's)"
-    )
-    p.add_argument("--json", type=Path, help="also write the build report's summary here")
 
 
-def run(args: argparse.Namespace) -> int:
-    import qualcode_dataset as q
-
-    if args.out.exists() and not args.force:
-        raise ValueError(f"{args.out} exists; add --force to replace it")
-    for source in args.source:
-        if not Path(source).exists():
-            raise ValueError(f"--source {source}: no such file or folder")
-    options = q.QualcodeOptions(
-        seed=args.seed,
-        margin=args.margin,
-        retrieval_negatives=args.retrieval_negatives,
-        mc_per_k=args.mc_per_k,
-        mc_balance=args.mc_balance,
-        control_unrequested=not args.no_control,
-        analyser=args.analyser,
-        labels=args.labels,
-        repeats=args.repeats,
-        template=args.template,
-        language=args.language,
-    )
-    result = q.build(
+def build(args: QualcodeBuildArguments, options: qualcode_dataset.QualcodeOptions) -> int:
+    result = qualcode_dataset.build(
         args.source, args.out, options=options, overwrite=args.force, license=args.license
     )
     r = result.report
@@ -132,9 +116,100 @@ def run(args: argparse.Namespace) -> int:
     for k in (1, 2, 3):
         why = r["mc"][f"k={k}"]["why_short"]
         if why:
-            print(f"  mc k={k}: {r['mc'][f'k={k}']['reached']:,} of {args.mc_per_k:,}: {why}")
+            print(f"  mc k={k}: {r['mc'][f'k={k}']['reached']:,} of {options.mc_per_k:,}: {why}")
     dropped = sum(n for reasons in r["dropped"].values() for n in reasons.values())
     print(f"  {dropped:,} drops, each with its reason, in {args.out / 'build_report.json'}")
     if args.json:
         args.json.write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+@dataclass
+class QualcodeEvaluateArguments(ModelArguments):
+    """``coreb qualcode evaluate DIR``: the scorers (--model, --reranker) and where to write."""
+
+    qualcode: str | None = field(
+        default=None,
+        metadata={"positional": True, "metavar": "DIR", "help": "a `coreb qualcode build` folder"},
+    )
+    qualcode_tasks: list[str] | None = field(
+        default=None,
+        metadata={
+            "choices": TASKS,
+            "metavar": "TASK",
+            "help": "which tasks to score, of pairs (QPA), retrieval (1+99: a hundred scores per "
+            "pair, the slow one for a reranker on CPU) and mc (MCA); default all",
+        },
+    )
+
+    def __post_init__(self) -> None:
+        if self.qualcode is None:
+            raise ValueError(f"give the QualCode folder to score: {EVALUATE_EXAMPLE}")
+        if self.out is None:
+            raise ValueError(
+                "a QualCode evaluation needs --out DIR for results.json, scores.jsonl, "
+                f"summary.md and the plot, e.g.: {EVALUATE_EXAMPLE}"
+            )
+        super().__post_init__()
+        if self.model is None:  # bm25, unless only a reranker is asked for
+            self.model = [] if self.reranker is not None else ["bm25"]
+
+
+def evaluate(args: QualcodeEvaluateArguments) -> int:
+    """Every --model and the --reranker as scorers of QualCode pairs, the 1+99 retrieval task
+    and MC-QualCode triplets."""
+    from coreb_toolkit.benchmark.qualcode_eval import (
+        RerankerScorer,
+        evaluate_qualcode,
+        load_qualcode,
+        make_scorer,
+        plot_qualcode,
+        summary_table,
+    )
+
+    tasks = set(args.qualcode_tasks or TASKS)
+    args.check_retriever_options()
+    data = load_qualcode(args.qualcode)
+    reranker = args.load_reranker()
+    scored = {"tasks": tasks, "out_dir": args.out}
+    everything = []
+    for model in args.model:
+        scorer = make_scorer(model, data, **args.retriever_options(model))
+        everything.append(evaluate_qualcode(data, scorer, **scored))
+    if reranker is not None:
+        everything.append(evaluate_qualcode(data, RerankerScorer(reranker), **scored))
+    table = summary_table(everything)
+    print(f"\n== QualCode ({args.qualcode}) ==\n{table}")
+    if len(everything) > 1:
+        target = args.out / "comparison" / "qualcode"
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "summary.md").write_text(table, encoding="utf-8")
+        plot_qualcode(everything, target / "qualcode.png")
+    if args.json:
+        args.json.write_text(json.dumps(everything, indent=2) + "\n", encoding="utf-8")
+    print(f"results.json, scores.jsonl, summary.md and the QPA/MCA plot in {args.out}")
+    return 0
+
+
+COMMANDS = (
+    Command(
+        name="qualcode build",
+        help="write the QualCode Hub folder from judged CodeNet submissions",
+        description=BUILD_DESCRIPTION,
+        arguments=(QualcodeBuildArguments, qualcode_dataset.QualcodeOptions),
+        run=build,
+        mode="`coreb qualcode build`",
+        extra_arguments=no_control,
+    ),
+    Command(
+        name="qualcode evaluate",
+        help="score retrievers and rerankers on a QualCode folder (QPA, MCA, 1+99 retrieval)",
+        description=EVALUATE_DESCRIPTION,
+        arguments=(QualcodeEvaluateArguments,),
+        run=evaluate,
+        mode="--qualcode DIR (`coreb qualcode evaluate DIR`)",
+        refused={
+            "--rerank-top-k": "--rerank-top-k has no meaning with --qualcode: every pair is scored"
+        },
+    ),
+)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from coreb_toolkit.cli.parsing import Command
 from coreb_toolkit.sources.registry import SOURCE_HELP
 
-NAME = "release"
-HELP = "cut a CoREB release (official layout) from real problems, executed in the sandbox"
 DESCRIPTION = f"""\
 Collect problems and candidate solutions from the sources, execute every candidate in the
 sandbox (LiveCodeBench samples keep LiveCodeBench's verdict), add mutants of correct solutions
@@ -31,40 +30,64 @@ examples:
       --out coreb_toolkit/releases/lcb"""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--source", action="append", required=True, metavar="SOURCE",
-        help="a source name or folder (repeatable; see below)",
-    )  # fmt: skip
-    parser.add_argument("--out", type=Path, required=True, help="release folder to write")
-    parser.add_argument("--name", default="release_v0000", help="the release's split name")
-    parser.add_argument(
-        "--window", metavar="START:END",
-        help="contest-date window, ISO datetimes joined by ':' after the date part "
-        "(2025-01-04T18:30:2025-04-06T23:59); problems without a date are kept",
-    )  # fmt: skip
-    parser.add_argument("--limit", type=int, help="at most this many problems per source")
-    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (0)")
-    parser.add_argument(
-        "--mutants", type=int, default=1, help="failing mutants kept per correct solution (1)"
+def _flatten(values: list) -> list[str]:
+    # --source a --source b (append) gives [[a], [b]], --source a b gives [[a, b]], YAML [a, b]
+    return [str(v) for item in values for v in (item if isinstance(item, list) else [item])]
+
+
+@dataclass
+class ReleaseArguments:
+    """``coreb release``: the sources, the cut and where it goes."""
+
+    source: list[str] = field(
+        metadata={
+            "action": "append",
+            "metavar": "SOURCE",
+            "help": "a source name or folder (repeatable; see above)",
+        }
     )
-    parser.add_argument(
-        "--mutant-tries", type=int, default=6, help="mutants tried per solution (6)"
+    out: Path = field(metadata={"help": "release folder to write"})
+    name: str = field(default="release_v0000", metadata={"help": "the release's split name"})
+    window: str | None = field(
+        default=None,
+        metadata={
+            "metavar": "START:END",
+            "help": "contest-date window, ISO datetimes joined by ':' after the date part "
+            "(2025-01-04T18:30:2025-04-06T23:59); problems without a date are kept",
+        },
     )
-    parser.add_argument(
-        "--generator",
-        help="LLM for rewriting, abbreviations, search queries, noise texts: "
-        "openai:<base_url>#<model> or transformers:<path>[#<gguf file>]",
+    limit: int | None = field(
+        default=None, metadata={"help": "at most this many problems per source"}
     )
-    parser.add_argument(
-        "--build", type=Path, metavar="DIR", help="also build the Hub folder into DIR"
+    seed: int = field(default=0, metadata={"help": "seed of every random choice"})
+    mutants: int = field(default=1, metadata={"help": "failing mutants kept per correct solution"})
+    mutant_tries: int = field(default=6, metadata={"help": "mutants tried per solution"})
+    generator: str | None = field(
+        default=None,
+        metadata={
+            "help": "LLM for rewriting, abbreviations, search queries, noise texts: "
+            "openai:<base_url>#<model> or transformers:<path>[#<gguf file>]"
+        },
     )
-    parser.add_argument(
-        "--workers", type=int, help="sandbox runs in parallel (default: 2 per core)"
+    build: Path | None = field(
+        default=None, metadata={"metavar": "DIR", "help": "also build the Hub folder into DIR"}
     )
-    parser.add_argument(
-        "--force", action="store_true", help="replace --out / --build if they exist"
+    workers: int | None = field(
+        default=None, metadata={"help": "sandbox runs in parallel (default: 2 per core)"}
     )
+    force: bool = field(default=False, metadata={"help": "replace --out / --build if they exist"})
+
+    def __post_init__(self) -> None:
+        self.source = _flatten(self.source)
+        self.out = Path(self.out)
+        self.build = None if self.build is None else Path(self.build)
+        for flag, value in (("--limit", self.limit), ("--workers", self.workers)):
+            if value is not None and value < 1:
+                raise ValueError(f"{flag} must be at least 1, got {value}")
+        for flag, value in (("--mutants", self.mutants), ("--mutant-tries", self.mutant_tries)):
+            if value < 0:
+                raise ValueError(f"{flag} must be at least 0, got {value}")
+        self.window_bounds = parse_window(self.window) if self.window else None
 
 
 def parse_window(text: str) -> tuple[str, str]:
@@ -85,12 +108,16 @@ def parse_window(text: str) -> tuple[str, str]:
     return start, end
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: ReleaseArguments) -> int:
     from coreb_toolkit.releases.pipeline import ReleaseConfig, cut_release
     from coreb_toolkit.sandbox.runner import ExecutionConfig
     from coreb_toolkit.sources.registry import resolve
 
-    window = parse_window(args.window) if args.window else None
+    # the library says "pass overwrite=True"; here the user's words are flags
+    for flag, target in (("--out", args.out), ("--build", args.build)):
+        if target is not None and target.exists() and not args.force:
+            raise ValueError(f"{flag} {target} exists; add --force to replace it")
+    window = args.window_bounds
     loaders = [resolve(spec, window) for spec in args.source]
     generator = None
     if args.generator:
@@ -102,8 +129,6 @@ def run(args: argparse.Namespace) -> int:
         mutants_per_solution=args.mutants, mutant_tries=args.mutant_tries,
         execution=ExecutionConfig(workers=args.workers), generator=generator,
     )  # fmt: skip
-    if args.build is not None and args.build.exists() and not args.force:
-        raise ValueError(f"{args.build} exists; add --force to replace it")
     report = cut_release(loaders, args.out, config, overwrite=args.force)
     stats = report["statistics"]
     print(f"wrote {args.out}: {stats['code']:,} code, {stats['texts']:,} texts, "
@@ -115,3 +140,15 @@ def run(args: argparse.Namespace) -> int:
         coreb_dataset.build(args.out, args.build, overwrite=args.force)
         print(f"built {args.build}")
     return 0
+
+
+COMMANDS = (
+    Command(
+        name="release",
+        help="cut a CoREB release (official layout) from real problems, run in the sandbox",
+        description=DESCRIPTION,
+        arguments=(ReleaseArguments,),
+        run=run,
+        mode="`coreb release`",
+    ),
+)

@@ -1,4 +1,5 @@
-"""Input checks shared by the scoring functions.
+"""Input checks shared by the scoring functions and the ``evaluate`` module (public: the
+module is loaded from a copy outside this package and checks each batch with them).
 
 Every check raises ``ValueError`` (wrong value) or ``TypeError`` (wrong type) with a message that
 names the query and document, what was expected and what came. Checks are written to be cheap on

@@ -1,0 +1,245 @@
+"""The results model: one typed, versioned shape for every ``results.json`` the toolkit writes.
+
+Two kinds share one file format (``results.schema.json``, shipped beside this module, JSON
+Schema 2020-12), told apart by ``kind``:
+
+* :class:`CorebResults` (``"coreb"``): one retriever on one release, or a first stage and its
+  reranker (:mod:`coreb_toolkit.benchmark.runner`);
+* :class:`QualcodeResults` (``"qualcode"``): one scorer on a QualCode folder
+  (:mod:`coreb_toolkit.benchmark.qualcode_eval`).
+
+Every file carries ``schema_version`` (:data:`SCHEMA_VERSION`). :func:`write_results` writes
+one; :func:`read_results` reads one back, checked against the schema first: a file of another
+version, or a malformed one, is a ``ValueError`` naming the file and the field path
+(``results.json: rows[3].ndcg_at_10: expected a number, got 'x'``). Rows stay plain dicts
+(``eval_metrics.AggregateRow.to_dict()`` plus the tie share): their metric keys are open.
+Everything that reads results files (reports, plots, comparisons, model cards) reads them here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar
+
+SCHEMA_VERSION = 1
+KINDS = ("coreb", "qualcode")
+SCHEMA_FILE = "results.schema.json"
+#: The fields the schema adds to what the runners wrote before it existed.
+SCHEMA_FIELDS = ("schema_version", "kind")
+
+
+@dataclass
+class CorebResults:
+    """One CoREB run on one release: a first stage, or (with ``reranker``) a reranked one.
+
+    Field by field what ``results.json`` holds; the reranked fields are ``None`` for a first
+    stage and are then not written.
+    """
+
+    model: dict[str, Any]
+    dataset: dict[str, Any]  # {"source": ..., "revision": ...}
+    release: str
+    no_positive_policy: str
+    relevance_level: int
+    c2t_canonical_corpus: str
+    corpora: dict[str, str]  # subtask -> the corpus config it ranked
+    top_k: int
+    retrieval_seconds: float
+    versions: dict[str, str | None]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    rerank_top_k: int | None = None
+    rerank_seconds: float | None = None
+    reranker: dict[str, Any] | None = None
+    rerank_note: str | None = None
+    first_stage: dict[str, str] | None = None  # {"model": ..., "results": relative path}
+    first_stage_rows: list[dict[str, Any]] | None = None
+    delta: list[dict[str, Any]] | None = None
+
+    kind: ClassVar[str] = "coreb"
+    # the key order of the files written before the schema, kept
+    _ORDER: ClassVar[tuple[str, ...]] = (
+        "model", "dataset", "release", "no_positive_policy", "relevance_level",
+        "c2t_canonical_corpus", "corpora", "top_k", "rerank_top_k", "retrieval_seconds",
+        "rerank_seconds", "reranker", "rerank_note", "first_stage", "versions", "rows",
+        "first_stage_rows", "delta",
+    )  # fmt: skip
+
+    @property
+    def reranked(self) -> bool:
+        return self.reranker is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The dict written to ``results.json`` (schema fields first, ``None`` extras left out)."""
+        return _to_dict(self)
+
+
+@dataclass
+class QualcodeResults:
+    """One scorer on a QualCode folder: QPA (and 1+99 retrieval) per dimension, MCA per k."""
+
+    scorer: dict[str, Any]
+    dataset: dict[str, Any]  # {"source": ...}
+    qualcode: dict[str, dict[str, Any]]  # dimension -> {"qpa", "ties", "n_pairs", ...}
+    mc: dict[str, dict[str, Any]]  # "k=1" -> {"mca", "n_triplets", "by_combination"}
+    seconds: float
+    versions: dict[str, str | None] | None = None
+
+    kind: ClassVar[str] = "qualcode"
+    _ORDER: ClassVar[tuple[str, ...]] = (
+        "scorer", "dataset", "qualcode", "mc", "seconds", "versions",
+    )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """The dict written to ``results.json`` (schema fields first, ``None`` extras left out)."""
+        return _to_dict(self)
+
+
+Results = CorebResults | QualcodeResults
+_CLASSES: dict[str, type[CorebResults] | type[QualcodeResults]] = {
+    "coreb": CorebResults,
+    "qualcode": QualcodeResults,
+}
+
+
+def _to_dict(res: Results) -> dict[str, Any]:
+    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "kind": res.kind}
+    for key in res._ORDER:
+        value = getattr(res, key)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    """The JSON Schema of ``results.json`` (version :data:`SCHEMA_VERSION`)."""
+    text = resources.files("coreb_toolkit.benchmark").joinpath(SCHEMA_FILE).read_text("utf-8")
+    return json.loads(text)
+
+
+def _path(parts: Any) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+_JSON_TYPES = {"number": "a number", "integer": "an integer", "string": "a string",
+               "object": "an object", "array": "a list", "boolean": "true or false",
+               "null": "null"}  # fmt: skip
+
+
+def _message(error: Any) -> str:
+    if error.validator == "type":
+        wanted = error.validator_value
+        wanted = [wanted] if isinstance(wanted, str) else list(wanted)
+        expected = " or ".join(_JSON_TYPES.get(w, w) for w in wanted)
+        return f"expected {expected}, got {error.instance!r}"
+    if error.validator == "additionalProperties" and not error.validator_value:
+        return f"{error.message} (not a field of this results kind)"
+    return error.message
+
+
+def validate(data: object, where: str = "results") -> dict[str, Any]:
+    """``data`` if it is a valid results dict of this version, else a ``ValueError`` naming
+    ``where`` and the field path of the first problem found."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    version = data.get("schema_version")
+    if version is None:
+        raise ValueError(
+            f"{where}: no schema_version; a results file written before coreb-toolkit versioned "
+            f"them: rewrite it with upgrade_results() or rerun the evaluation"
+        )
+    if version != SCHEMA_VERSION:
+        raise ValueError(
+            f"{where}: schema_version: {version!r} is not a version this coreb-toolkit reads "
+            f"({SCHEMA_VERSION}); read it with the coreb-toolkit that wrote it, or upgrade"
+        )
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise ValueError(f"{where}: kind: expected one of {list(KINDS)}, got {kind!r}")
+    try:
+        import jsonschema
+    except ImportError as err:  # a core dependency; a broken install names it
+        raise ImportError("reading results needs jsonschema: pip install jsonschema") from err
+    full = schema()
+    one = {"$ref": f"#/$defs/{kind}", "$defs": full["$defs"]}
+    validator = jsonschema.Draft202012Validator(one)
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(e.absolute_path), e.message))
+    if errors:
+        error = errors[0]
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise ValueError(f"{where}: {_path(error.absolute_path)}: {_message(error)}{more}")
+    return dict(data)
+
+
+def from_dict(data: Mapping[str, Any], where: str = "results") -> Results:
+    """The :class:`CorebResults` / :class:`QualcodeResults` of a results dict, validated."""
+    valid = validate(data, where)
+    cls = _CLASSES[valid["kind"]]
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in valid.items() if k in names})
+
+
+def upgrade_results(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A results dict written before the schema (no ``schema_version``) with the schema
+    fields added; its kind is told by its keys (``scorer``: QualCode). Other keys untouched."""
+    if "schema_version" in data:
+        return dict(data)
+    kind = "qualcode" if "scorer" in data else "coreb"
+    return {"schema_version": SCHEMA_VERSION, "kind": kind, **data}
+
+
+def as_results(data: Results | Mapping[str, Any], where: str = "results") -> Results:
+    """A results object from itself, a results dict, or a dict written before the schema."""
+    if isinstance(data, (CorebResults, QualcodeResults)):
+        return data
+    return from_dict(upgrade_results(data), where)
+
+
+def write_results(path: str | os.PathLike[str], results: Results) -> Path:
+    """Write ``results`` as ``path`` (``results.json``), validated first; returns the path."""
+    data = results.to_dict()
+    validate(data, f"{path} (being written)")
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def read_results(path: str | os.PathLike[str]) -> Results:
+    """The results of a ``results.json`` file (or of a folder holding one), validated."""
+    target = Path(path)
+    if target.is_dir():
+        target = target / "results.json"
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{target}: no such results file") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{target}: not JSON ({err})") from None
+    return from_dict(data, str(target))
+
+
+__all__ = [
+    "KINDS",
+    "SCHEMA_FIELDS",
+    "SCHEMA_VERSION",
+    "CorebResults",
+    "QualcodeResults",
+    "Results",
+    "as_results",
+    "from_dict",
+    "read_results",
+    "schema",
+    "upgrade_results",
+    "validate",
+    "write_results",
+]

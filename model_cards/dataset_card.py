@@ -1,0 +1,417 @@
+"""Dataset cards (README.md) of the CoREB and QualCode Hub folders.
+
+The Markdown lives in ``templates/`` beside this file (sentence-transformers' habit), filled with
+:class:`string.Template` (``$name`` placeholders) from a card-data dataclass of plain data:
+strings, numbers, lists and dicts the builder computed. Nothing here imports a builder: the data
+flows builders -> cards. (jinja2, which ``huggingface_hub``'s ``DatasetCard.from_template``
+needs, comes only with the ``models`` extra, so the builds do not depend on it.)
+
+Example::
+
+    from model_cards.dataset_card import render_coreb_card
+    text = render_coreb_card(data)  # data: CorebCardData, as coreb build makes it
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from coreb_toolkit.vocabulary import (
+    LANGUAGE_SUFFIXES,
+    MC_CONDITION_COUNTS,
+    MC_CONFIGS,
+    QUALCODE_DIMENSIONS,
+    QUALCODE_PAIR_CONFIGS,
+)
+
+TEMPLATES = Path(__file__).parent / "templates"
+COREB_TEMPLATE = TEMPLATES / "coreb_dataset_card.md"
+QUALCODE_TEMPLATE = TEMPLATES / "qualcode_dataset_card.md"
+
+
+# --------------------------------------------------------------------------------------------
+# Shared pieces
+# --------------------------------------------------------------------------------------------
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` label for ``n`` rows (``n<1K``, ``1K<n<10K``, ...)."""
+    for bound, label in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
+        if n < bound:
+            return label
+    return "1M<n<10M"
+
+
+def markdown_table(header: Sequence[str], body: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table; ints get thousands separators (``1,234``)."""
+
+    def cell(v: Any) -> str:
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def _render(template: Path, values: Mapping[str, Any]) -> str:
+    return Template(template.read_text(encoding="utf-8")).substitute(
+        {k: str(v) for k, v in values.items()}
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# CoREB
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CorebCardSubtask:
+    """One row of the card's subtask table."""
+
+    name: str
+    known: bool  # False: a subtask outside the paper's registry
+    main_task: str  # text-to-code | code-to-code | code-to-text
+    corpus: str  # the corpus config it ranks
+    rows: list[int]  # rows per release, in the card's release order
+
+
+@dataclass
+class CorebCardRelease:
+    """The statistics of one release: ``statistics`` has the keys of the builder's
+    ``release_statistics`` (counts as plain or Counter dicts; a missing count is 0)."""
+
+    name: str
+    qrels_source: dict[str, str]  # family -> shipped | derived-v2 | derived-v1
+    statistics: dict[str, Any]
+
+
+@dataclass
+class CorebCardData:
+    """Everything the CoREB card shows, as plain data."""
+
+    pretty_name: str
+    license: str
+    total_rows: int  # subtask rows + corpus documents: the size category
+    configs_yaml: list[str]  # the card's ``configs:`` block, one line each
+    releases: list[str]  # the splits, in the folder's order
+    families: list[str]  # the main tasks in the layout's order (t2c, c2c, c2t)
+    subtasks: list[CorebCardSubtask]
+    qrels_derived: bool  # some family of some release had its qrels derived
+    qrels_options: dict[str, Any]  # scheme, min_hard_negatives, c2t_hard_negatives, ...
+    statistics: list[CorebCardRelease]
+    citation: str
+
+
+def _get(counts: Mapping[Any, int], key: Any) -> int:
+    return counts.get(key, 0)
+
+
+# one table per paper table, in the card's order: splitting it would only scatter them
+def _coreb_statistics(families: Sequence[str], release: CorebCardRelease) -> list[str]:
+    """The statistics section of one release, in the shapes of the paper's Tables 5, 10-12."""
+    st = release.statistics
+    by_lang, qrels = st["queries_by_language"], st["qrels"]
+    code_lang, code_passed = st["code_by_language"], st["code_passed_by_language"]
+    langs = sorted(
+        {lang for c in by_lang.values() for lang in c},
+        key=lambda x: (LANGUAGE_SUFFIXES.index(x) if x in LANGUAGE_SUFFIXES else 99, x),
+    )
+    n_passed = sum(code_passed.values())
+    parts = [
+        f"### {release.name}\n\n{st['n_code']:,} code documents, {st['n_text']:,} texts, "
+        f"{st['n_queries']:,} queries; qrels "
+        + ", ".join(f"{f}: {release.qrels_source.get(f, 'none')}" for f in families)
+        + "."
+    ]
+    parts.append(
+        "Corpus composition (cf. Table 12):\n\n"
+        + markdown_table(
+            ["language", "code documents", "verified correct (passed)", "pass rate"],
+            [
+                (
+                    lang,
+                    code_lang[lang],
+                    _get(code_passed, lang),
+                    f"{_get(code_passed, lang) / code_lang[lang]:.2f}",
+                )
+                for lang in sorted(code_lang)
+            ]
+            + [("total", st["n_code"], n_passed, f"{n_passed / max(1, st['n_code']):.2f}")],
+        )
+        + "\n\n"
+        + markdown_table(["generator model", "code documents"], sorted(st["code_by_model"].items()))
+        + "\n\n"
+        + markdown_table(["text style", "texts"], sorted(st["text_by_style"].items()))
+    )
+    parts.append(
+        "Queries per main task and language (cf. Tables 10, 11; `-` = no suffix):\n\n"
+        + markdown_table(
+            ["main task", *langs, "total"],
+            [
+                (
+                    f,
+                    *(_get(by_lang.get(f, {}), lang) for lang in langs),
+                    sum(by_lang.get(f, {}).values()),
+                )
+                for f in families
+            ],
+        )
+    )
+    parts.append(
+        "Queries per subtask variant (cf. Table 11):\n\n"
+        + markdown_table(
+            ["main task", "variant", "queries"],
+            [(f, v, n) for (f, v), n in sorted(st["queries_by_variant"].items())],
+        )
+    )
+    parts.append(
+        "Queries, positives and hard negatives per query, by subtask:\n\n"
+        + markdown_table(
+            ["subtask", "queries", "positives / query", "hard negatives / query"],
+            [
+                (name, n, f"{pos / n:.2f}", f"{neg / n:.2f}")
+                for name, (n, pos, neg) in sorted(st["per_subtask"].items())
+            ],
+        )
+    )
+    judged = {f: qrels.get(f, {}) for f in families}
+    parts.append(
+        "Graded judgments (cf. Table 5):\n\n"
+        + markdown_table(
+            ["main task", "relevance 2 (positive)", "relevance 1 (hard negative)", "total"],
+            [
+                (f, _get(judged[f], 2), _get(judged[f], 1), _get(judged[f], 1) + _get(judged[f], 2))
+                for f in families
+            ]
+            + [
+                (
+                    "all",
+                    *(sum(_get(judged[f], r) for f in families) for r in (2, 1)),
+                    sum(sum(c.values()) for c in qrels.values()),
+                )
+            ],
+        )
+    )
+    return parts
+
+
+def render_coreb_card(data: CorebCardData) -> str:
+    """The README.md of a CoREB build: YAML metadata with ``configs:``, then the card."""
+    opts = data.qrels_options
+    subtask_table = markdown_table(
+        ["config", "main task", "ranks", *data.releases],
+        [
+            (
+                f"`{s.name}`" + ("" if s.known else " (not in the paper)"),
+                s.main_task,
+                f"`{s.corpus}`",
+                *s.rows,
+            )
+            for s in data.subtasks
+        ],
+    )
+    qrels_note = (
+        f"Some qrels were derived from execution outcomes (scheme `{opts['scheme']}`, "
+        f"`min_hard_negatives={opts['min_hard_negatives']}`, "
+        f"`c2t_hard_negatives={opts['c2t_hard_negatives']}`, "
+        f"`original_text_style={opts['original_text_style']!r}`); see the statistics for which."
+        if data.qrels_derived
+        else "Every release shipped its qrels; they are used as given."
+    )
+    statistics = [p for r in data.statistics for p in _coreb_statistics(data.families, r)]
+    return _render(
+        COREB_TEMPLATE,
+        {
+            "pretty_name": data.pretty_name,
+            "license": data.license,
+            "size_category": size_category(data.total_rows),
+            "configs": "\n".join(data.configs_yaml),
+            "first_release": data.releases[0],
+            "subtask_table": subtask_table,
+            "qrels_note": qrels_note,
+            "statistics": "\n\n".join(statistics),
+            "citation": data.citation,
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# QualCode
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class QualcodeCardData:
+    """Everything the QualCode card shows, as plain data."""
+
+    pretty_name: str
+    license: str
+    configs: list[str]  # every config, in the folder's order
+    split: str
+    rows: dict[str, dict[str, int]]  # config -> split -> rows written
+    configs_yaml: list[str]  # the card's ``configs:`` block, one line each
+    report: dict[str, Any]  # the build report (sources, analyser, counts, drops, mc, ...)
+    options: dict[str, Any]  # the construction options, by field name
+    example_instruction: str  # the instruction for speed + memory
+    citation: str
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def _measured_section(report: Mapping[str, Any], margin: float) -> str:
+    if "measured" not in report:
+        return ""
+    m = report["measured"]
+    return (
+        "\n### Measured labels\n\nLabels come from medians of "
+        f"{m['repeats']} sandboxed re-runs on the public tests "
+        f"({m['submissions_measured']:,} submissions measured, "
+        f"{m['submissions_failing_tests']:,} failing their tests). Agreement of the "
+        f"measured {margin:g}x preference with the judge's, over all submission pairs of "
+        "a problem:\n\n"
+        + markdown_table(
+            ["dimension", "pairs compared", "agree", "rate"],
+            [
+                (d, m[d].get("n_compared", 0), m[d].get("n_agree", 0), _fmt(m[d].get("rate")))
+                for d in ("speed", "memory")
+            ],
+        )
+        + "\n"
+    )
+
+
+def _qualcode_tables(data: QualcodeCardData) -> dict[str, str]:
+    """The statistics tables of the QualCode card."""
+    r, o, rows, split = data.report, data.options, data.rows, data.split
+    pairs_table = markdown_table(
+        ["config", "pairs", "problems without a pair (why)"],
+        [
+            (
+                f"`{QUALCODE_PAIR_CONFIGS[d]}`",
+                rows.get(QUALCODE_PAIR_CONFIGS[d], {}).get(split, 0),
+                "; ".join(
+                    f"{why}: {n}"
+                    for why, n in r["dropped"].get(f"pairs:{d}", {}).items()
+                    if why.startswith(("fewer", "below", "no submission"))
+                )
+                or "-",
+            )
+            for d in QUALCODE_DIMENSIONS
+        ],
+    )
+    mc_rows = []
+    for k in MC_CONDITION_COUNTS:
+        info = r["mc"][f"k={k}"]
+        for combo, c in info["combinations"].items():
+            failed = ", ".join(f"{f}: {n}" for f, n in sorted(c["by_failed_condition"].items()))
+            mc_rows.append((f"`{MC_CONFIGS[k]}`", combo, c["available"], c["taken"], failed or "-"))
+    drops = [
+        (stage, reason, n)
+        for stage, reasons in r["dropped"].items()
+        for reason, n in reasons.items()
+    ]
+    return {
+        "pairs_table": pairs_table,
+        "mc_table": markdown_table(
+            ["config", "conditions", "candidate triplets", "taken", "by failed condition"], mc_rows
+        ),
+        "reached": "\n".join(
+            f"- k={k}: {r['mc'][f'k={k}']['reached']:,} of {o['mc_per_k']:,}"
+            + (f" -- {r['mc'][f'k={k}']['why_short']}" if r["mc"][f"k={k}"]["why_short"] else "")
+            for k in MC_CONDITION_COUNTS
+        ),
+        "margin_table": markdown_table(
+            ["dimension", "pairs", "min", "q1", "median", "q3", "max"],
+            [
+                (d, m["n"], *(_fmt(m.get(x, "-")) for x in ("min", "q1", "median", "q3", "max")))
+                for d, m in r["margin_distribution"].items()
+            ],
+        ),
+        "rules_table": markdown_table(
+            ["rule", "what it flags"], sorted(r["analyser"]["rules"].items())
+        ),
+        "drop_table": markdown_table(["stage", "reason", "count"], drops) if drops else "(none)",
+        "labels_table": markdown_table(
+            ["dimension", "label 1", "label 0", "unlabelled"],
+            [
+                (
+                    d,
+                    r["mc_labels"][d].get("1", 0),
+                    r["mc_labels"][d].get("0", 0),
+                    r["mc_labels"][d].get("unlabelled", 0),
+                )
+                for d in QUALCODE_DIMENSIONS
+            ],
+        ),
+    }
+
+
+def render_qualcode_card(data: QualcodeCardData) -> str:
+    """The README.md of a QualCode build: YAML with ``configs:``, the construction, and the
+    statistics of the build report."""
+    r, o, rows, split = data.report, data.options, data.rows, data.split
+    smell = r["smell_count_distribution"]
+    empty = [n for n in data.configs if not rows.get(n, {}).get(split, 0)]
+    empty_note = (
+        f"Empty on this data, so absent from the folder (`datasets` has no empty split): "
+        f"{', '.join(f'`{n}`' for n in empty)}; the statistics below say why."
+        if empty
+        else ""
+    )
+    return _render(
+        QUALCODE_TEMPLATE,
+        {
+            "pretty_name": data.pretty_name,
+            "license": data.license,
+            "size_category": size_category(sum(n for p in rows.values() for n in p.values())),
+            "configs": "\n".join(data.configs_yaml),
+            "example_instruction": data.example_instruction,
+            "sources": ", ".join(f"`{s}`" for s in r["sources"]),
+            "rows_table_body": "\n".join(
+                f"| `{n}` | {rows.get(n, {}).get(split, 0):,} |" for n in data.configs
+            ),
+            "empty_note": empty_note,
+            "margin": f"{o['margin']:g}",
+            "figures_from": (
+                "the judge's readings (as the paper)"
+                if o["labels"] == "judge"
+                else "medians of sandboxed re-runs"
+            ),
+            "controlled": (
+                ", and both agree on the conditions not asked for"
+                if o["control_unrequested"]
+                else ""
+            ),
+            "mc_per_k": f"{o['mc_per_k']:,}",
+            "balance": (
+                "the same number from every combination"
+                if o["mc_balance"] == "strict"
+                else "up to a per-combination cap"
+            ),
+            "seed": o["seed"],
+            "template": o["template"],
+            "analyser_name": r["analyser"]["name"],
+            "analyser_version": r["analyser"]["version"],
+            "problems": f"{r['problems']:,}",
+            "submissions": f"{r['submissions']:,}",
+            "without_smells": f"{r['submissions_without_smells']:,}",
+            "smell_median": _fmt(smell.get("median", "-")),
+            "smell_max": _fmt(smell.get("max", "-")),
+            "measured": _measured_section(r, o["margin"]),
+            "citation": data.citation,
+            **_qualcode_tables(data),
+        },
+    )

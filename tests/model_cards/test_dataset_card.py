@@ -1,0 +1,183 @@
+"""``model_cards.dataset_card``: the CoREB and QualCode dataset cards, from their templates.
+
+The golden files are the cards the builders wrote before the cards moved to templates (issue
+14), for the fixtures of ``tests/coreb_dataset`` and ``tests/qualcode_dataset``: a rendering
+change shows here as a diff.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import coreb_dataset
+import qualcode_dataset as q
+from model_cards.dataset_card import (
+    COREB_TEMPLATE,
+    QUALCODE_TEMPLATE,
+    CorebCardData,
+    CorebCardRelease,
+    CorebCardSubtask,
+    markdown_table,
+    render_coreb_card,
+    size_category,
+)
+from tests.conftest import REPO_ROOT
+from tests.coreb_dataset import release as R
+from tests.qualcode_dataset.fixture import MarkerAnalyser, write_codenet
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(scope="module")
+def release_dir(tmp_path_factory) -> Path:
+    return R.write_release(tmp_path_factory.mktemp("card") / "release")
+
+
+@pytest.mark.parametrize(
+    ("options", "golden"),
+    [(None, "coreb_fixture.md"), (coreb_dataset.QrelsOptions("v1", 3), "coreb_fixture_v1.md")],
+)
+def test_coreb_card_of_the_fixture_is_the_golden_one(release_dir, tmp_path, options, golden):
+    coreb_dataset.build(release_dir, tmp_path / "coreb", options=options, progress=False)
+    got = (tmp_path / "coreb" / "README.md").read_bytes()
+    assert got == (GOLDEN / golden).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("options", "golden"),
+    [
+        (q.QualcodeOptions(retrieval_negatives=5), "qualcode_fixture.md"),
+        (
+            q.QualcodeOptions(
+                retrieval_negatives=5,
+                mc_balance="quota",
+                control_unrequested=False,
+                mc_per_k=7,
+                seed=3,
+            ),
+            "qualcode_fixture_quota.md",
+        ),
+    ],
+)
+def test_qualcode_card_of_the_fixture_is_the_golden_one(tmp_path, options, golden):
+    codenet = write_codenet(tmp_path / "codenet")
+    data = q.prepare([codenet], options, analyser=MarkerAnalyser(), progress=False)
+    q.build(data, tmp_path / "qualcode", progress=False)
+    got = (tmp_path / "qualcode" / "README.md").read_text(encoding="utf-8")
+    assert got.replace(str(tmp_path), "<tmp>") == (GOLDEN / golden).read_text(encoding="utf-8")
+
+
+def test_build_takes_another_card_renderer(release_dir, tmp_path):
+    seen: list[CorebCardData] = []
+
+    def card(data: CorebCardData) -> str:
+        seen.append(data)
+        return "---\n" + "\n".join(data.configs_yaml) + "\n---\n# mine\n"
+
+    coreb_dataset.build(release_dir, tmp_path / "coreb", progress=False, card=card)
+    assert (tmp_path / "coreb" / "README.md").read_text().endswith("---\n# mine\n")
+    (data,) = seen
+    assert data.releases == [R.V2, R.V3] and data.families == ["t2c", "c2c", "c2t"]
+    assert {s.name for s in data.subtasks} == set(R.EXPECTED)
+    assert data.qrels_options == {
+        "scheme": "v2",
+        "min_hard_negatives": 1,
+        "c2t_hard_negatives": 4,
+        "original_text_style": "original",
+    }
+
+
+def _card_data(**changes) -> CorebCardData:
+    stats = {
+        "n_code": 3,
+        "n_text": 2,
+        "n_queries": 2,
+        "code_by_language": {"python": 2, "go": 1},
+        "code_passed_by_language": {"python": 1},  # no go solution passed: counted as 0
+        "code_by_model": {"m": 3},
+        "text_by_style": {"original": 2},
+        "queries_by_language": {"t2c": {"go": 2}},  # c2c, c2t absent: 0
+        "queries_by_variant": {("t2c", "search"): 2},
+        "per_subtask": {"t2c_search_go": (2, 3, 1)},
+        "qrels": {"t2c": {2: 3, 1: 1}},
+    }
+    fields = {
+        "pretty_name": "Tiny",
+        "license": "mit",
+        "total_rows": 1500,
+        "configs_yaml": ["configs:", "- config_name: t2c_search_go"],
+        "releases": ["release_vx"],
+        "families": ["t2c", "c2c", "c2t"],
+        "subtasks": [CorebCardSubtask("t2c_search_go", True, "text-to-code", "corpus_code", [2])],
+        "qrels_derived": True,
+        "qrels_options": {
+            "scheme": "v1",
+            "min_hard_negatives": 2,
+            "c2t_hard_negatives": 4,
+            "original_text_style": "orig",
+        },
+        "statistics": [CorebCardRelease("release_vx", {"t2c": "derived-v1"}, stats)],
+        "citation": "@article{x}",
+    }
+    return CorebCardData(**{**fields, **changes})
+
+
+def test_coreb_card_from_plain_data():
+    text = render_coreb_card(_card_data())
+    assert text.startswith("---\npretty_name: Tiny\nlicense: mit\n")
+    assert "size_categories:\n- 1K<n<10K\n" in text
+    assert "configs:\n- config_name: t2c_search_go\n---\n# Tiny\n" in text
+    assert 'split="release_vx")' in text
+    assert "| `t2c_search_go` | text-to-code | `corpus_code` | 2 |" in text
+    assert "(scheme `v1`, `min_hard_negatives=2`, `c2t_hard_negatives=4`, " in text
+    assert "`original_text_style='orig'`)" in text
+    assert "qrels t2c: derived-v1, c2c: none, c2t: none." in text
+    assert "| go | 1 | 0 | 0.00 |" in text  # a plain dict without the count: 0
+    assert "| c2c | 0 | 0 |" in text
+    assert "| t2c_search_go | 2 | 1.50 | 0.50 |" in text
+    assert "| all | 3 | 1 | 4 |" in text
+    assert "nDCG@{1,3,5,10}" in text
+    assert text.endswith("check it against the release you publish.\n")
+    assert "$" not in text
+
+
+def test_coreb_card_says_when_every_qrel_shipped():
+    text = render_coreb_card(_card_data(qrels_derived=False))
+    assert "Every release shipped its qrels; they are used as given." in text
+
+
+def test_size_category_and_markdown_table():
+    assert [size_category(n) for n in (0, 999, 1000, 99_999, 100_000, 10**6)] == [
+        "n<1K",
+        "n<1K",
+        "1K<n<10K",
+        "10K<n<100K",
+        "100K<n<1M",
+        "1M<n<10M",
+    ]
+    assert markdown_table(["a", "b"], [(1234, True), ("x", 1.5)]) == (
+        "| a | b |\n|---|---|\n| 1,234 | True |\n| x | 1.5 |"
+    )
+
+
+def test_templates_sit_beside_the_renderer():
+    for template in (COREB_TEMPLATE, QUALCODE_TEMPLATE):
+        assert template.parent.name == "templates" and template.is_file()
+        assert template.read_text(encoding="utf-8").startswith("---\npretty_name: $pretty_name\n")
+
+
+def test_the_renderer_imports_no_builder():
+    code = (
+        "import sys, model_cards.dataset_card\n"
+        "bad = sorted(m for m in sys.modules if m in ('coreb_dataset', 'qualcode_dataset', "
+        "'datasets', 'torch') or m.startswith('coreb_toolkit.builders'))\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
