@@ -37,9 +37,11 @@ from coreb_toolkit.builders.config import OptionsConfigMixin
 from coreb_toolkit.builders.coreb.build import (
     DEFAULT_OUT,
     BuildReport,
-    build,
     hub_layout,
     release_inputs,
+)
+from coreb_toolkit.builders.coreb.build import (
+    build as _build_with_card,
 )
 from coreb_toolkit.builders.coreb.layout import (
     CITATION,
@@ -218,6 +220,20 @@ def load_config(
     )
     builder.download_and_prepare()
     return builder.as_dataset()
+
+
+def build(
+    source: Any, out_dir: str | os.PathLike[str] = DEFAULT_OUT, *, card: Any = None, **kwargs: Any
+):
+    """Build the Hub folder (every argument: :func:`coreb_toolkit.builders.coreb.build.build`),
+    with the toolkit's dataset card unless ``card`` is given.
+
+    This entry point is where the builder meets the cards: the builder modules never import
+    :mod:`model_cards` (imports run builders -> cards), so the renderer is handed to them here.
+    """
+    if card is None:
+        from model_cards.dataset_card import render_coreb_card as card
+    return _build_with_card(source, out_dir, card=card, **kwargs)
 
 
 __all__ = [

@@ -63,9 +63,11 @@ from coreb_toolkit.builders.qualcode.build import (
     CITATION,
     DEFAULT_OUT,
     QualcodeBuildReport,
-    build,
     cached_data,
     card_data,
+)
+from coreb_toolkit.builders.qualcode.build import (
+    build as _build_with_card,
 )
 from coreb_toolkit.builders.qualcode.data import Candidate, Drop, QualcodeData
 from coreb_toolkit.builders.qualcode.options import (
@@ -168,6 +170,20 @@ def load_config(
     )
     builder.download_and_prepare()
     return builder.as_dataset(split=SPLIT)
+
+
+def build(
+    sources: Any, out_dir: str | os.PathLike[str] = DEFAULT_OUT, *, card: Any = None, **kwargs: Any
+):
+    """Build the Hub folder (every argument: :func:`coreb_toolkit.builders.qualcode.build.build`),
+    with the toolkit's dataset card unless ``card`` is given.
+
+    This entry point is where the builder meets the cards: the builder modules never import
+    :mod:`model_cards` (imports run builders -> cards), so the renderer is handed to them here.
+    """
+    if card is None:
+        from model_cards.dataset_card import render_qualcode_card as card
+    return _build_with_card(sources, out_dir, card=card, **kwargs)
 
 
 __all__ = [

@@ -2,9 +2,12 @@
 
 The Markdown lives in ``templates/`` beside this file (sentence-transformers' habit), filled with
 :class:`string.Template` (``$name`` placeholders) from a card-data dataclass of plain data:
-strings, numbers, lists and dicts the builder computed. Nothing here imports a builder: the data
-flows builders -> cards. (jinja2, which ``huggingface_hub``'s ``DatasetCard.from_template``
-needs, comes only with the ``models`` extra, so the builds do not depend on it.)
+strings, numbers, lists and dicts the builder computed (the dataclasses of
+:mod:`coreb_toolkit.builders.card_data`, re-exported here). The builders never import this
+module: the data flows builders -> cards, and the entry points ``coreb_dataset.build`` /
+``qualcode_dataset.build`` hand this renderer to the builder. (jinja2, which
+``huggingface_hub``'s ``DatasetCard.from_template`` needs, comes only with the ``models``
+extra, so the builds do not depend on it.)
 
 Example::
 
@@ -15,11 +18,16 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 from typing import Any
 
+from coreb_toolkit.builders.card_data import (
+    CorebCardData,
+    CorebCardRelease,
+    CorebCardSubtask,
+    QualcodeCardData,
+)
 from coreb_toolkit.vocabulary import (
     LANGUAGE_SUFFIXES,
     MC_CONDITION_COUNTS,
@@ -71,44 +79,6 @@ def _render(template: Path, values: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------
 # CoREB
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class CorebCardSubtask:
-    """One row of the card's subtask table."""
-
-    name: str
-    known: bool  # False: a subtask outside the paper's registry
-    main_task: str  # text-to-code | code-to-code | code-to-text
-    corpus: str  # the corpus config it ranks
-    rows: list[int]  # rows per release, in the card's release order
-
-
-@dataclass
-class CorebCardRelease:
-    """The statistics of one release: ``statistics`` has the keys of the builder's
-    ``release_statistics`` (counts as plain or Counter dicts; a missing count is 0)."""
-
-    name: str
-    qrels_source: dict[str, str]  # family -> shipped | derived-v2 | derived-v1
-    statistics: dict[str, Any]
-
-
-@dataclass
-class CorebCardData:
-    """Everything the CoREB card shows, as plain data."""
-
-    pretty_name: str
-    license: str
-    total_rows: int  # subtask rows + corpus documents: the size category
-    configs_yaml: list[str]  # the card's ``configs:`` block, one line each
-    releases: list[str]  # the splits, in the folder's order
-    families: list[str]  # the main tasks in the layout's order (t2c, c2c, c2t)
-    subtasks: list[CorebCardSubtask]
-    qrels_derived: bool  # some family of some release had its qrels derived
-    qrels_options: dict[str, Any]  # scheme, min_hard_negatives, c2t_hard_negatives, ...
-    statistics: list[CorebCardRelease]
-    citation: str
 
 
 def _get(counts: Mapping[Any, int], key: Any) -> int:
@@ -247,22 +217,6 @@ def render_coreb_card(data: CorebCardData) -> str:
 # --------------------------------------------------------------------------------------------
 # QualCode
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class QualcodeCardData:
-    """Everything the QualCode card shows, as plain data."""
-
-    pretty_name: str
-    license: str
-    configs: list[str]  # every config, in the folder's order
-    split: str
-    rows: dict[str, dict[str, int]]  # config -> split -> rows written
-    configs_yaml: list[str]  # the card's ``configs:`` block, one line each
-    report: dict[str, Any]  # the build report (sources, analyser, counts, drops, mc, ...)
-    options: dict[str, Any]  # the construction options, by field name
-    example_instruction: str  # the instruction for speed + memory
-    citation: str
 
 
 def _fmt(value: Any) -> str:
@@ -415,3 +369,17 @@ def render_qualcode_card(data: QualcodeCardData) -> str:
             **_qualcode_tables(data),
         },
     )
+
+
+__all__ = [
+    "COREB_TEMPLATE",
+    "QUALCODE_TEMPLATE",
+    "CorebCardData",
+    "CorebCardRelease",
+    "CorebCardSubtask",
+    "QualcodeCardData",
+    "markdown_table",
+    "render_coreb_card",
+    "render_qualcode_card",
+    "size_category",
+]

@@ -24,10 +24,11 @@ Adding a backend: its file (a :class:`~reranker.base.BaseReranker` subclass with
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,9 +116,25 @@ class BundledReranker:
         """The reranker, ``options`` going to the backend's constructor over the fixed ones."""
         backend = BACKENDS[self.backend]
         backend.check_options(options, self.name)
-        reranker = backend.cls(self.path(), **{"name": self.name, **self.options, **options})
+        with _seeded_init(self.untrained_head):
+            reranker = backend.cls(self.path(), **{"name": self.name, **self.options, **options})
         reranker.untrained_head = self.untrained_head
         return reranker
+
+
+@contextlib.contextmanager
+def _seeded_init(untrained: bool) -> Iterator[None]:
+    """An untrained head is drawn from a seeded generator, so two loads of the same bundled
+    model score alike (its numbers are plumbing, but they are reproducible); the caller's
+    random state is left as it was."""
+    if not untrained:
+        yield
+        return
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        yield
 
 
 REGISTRY: dict[str, BundledReranker] = {

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from coreb_toolkit.benchmark.plots import plot_qualcode
+from coreb_toolkit.benchmark.provenance import dataset_revision
 from coreb_toolkit.benchmark.results import QualcodeResults, write_results
 from coreb_toolkit.vocabulary import (
     MC_CONDITION_COUNTS,
@@ -321,7 +322,7 @@ def evaluate_qualcode(
     mc_rows = _mc(data, scorer, progress, scores_out) if "mc" in tasks else {}
     results = QualcodeResults(
         scorer=scorer.metadata,
-        dataset={"source": data.source},
+        dataset={"source": data.source, "revision": dataset_revision(data.source)},
         qualcode=qpa_rows,
         mc=mc_rows,
         seconds=round(time.perf_counter() - t0, 3),

@@ -246,6 +246,7 @@ def _check_stages(
         raise ValueError("reranker_options were given without a reranker to load them with")
 
 
+# over 80 lines only through its docstring, which documents every argument
 def evaluate_model(
     source: str,
     model: str,

@@ -168,3 +168,13 @@ def test_tasks_select_what_is_scored(folder, capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "--dataset", "x", "--qualcode-tasks", "mc", "--out", "y"])
     assert "--qualcode-tasks only applies with --qualcode" in capsys.readouterr().err
+
+
+def test_results_record_the_folder_fingerprint(folder, tmp_path):
+    from coreb_toolkit.benchmark.provenance import folder_fingerprint
+    from coreb_toolkit.benchmark.results import read_results
+
+    qe.evaluate_qualcode(folder, qe.make_scorer("bm25", qe.load_qualcode(folder)), tmp_path)
+    [path] = tmp_path.glob("*/qualcode/results.json")
+    revision = read_results(path).dataset["revision"]
+    assert revision == folder_fingerprint(folder) and revision.startswith("sha256:")

@@ -170,14 +170,38 @@ def test_templates_sit_beside_the_renderer():
         assert template.read_text(encoding="utf-8").startswith("---\npretty_name: $pretty_name\n")
 
 
-def test_the_renderer_imports_no_builder():
-    code = (
-        "import sys, model_cards.dataset_card\n"
-        "bad = sorted(m for m in sys.modules if m in ('coreb_dataset', 'qualcode_dataset', "
-        "'datasets', 'torch') or m.startswith('coreb_toolkit.builders'))\n"
-        "print(bad)\n"
-    )
+def _modules_after(statement: str, pick: str) -> list[str]:
+    code = f"import sys\n{statement}\nprint(sorted(m for m in sys.modules if {pick}))\n"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
     )
-    assert out.stdout.strip() == "[]"
+    return eval(out.stdout.strip())
+
+
+def test_imports_run_builders_to_cards():
+    # the renderer takes the builders' card data (coreb_toolkit.builders.card_data) and nothing
+    # else of theirs; the builders never import the cards (their entry points pass the renderer)
+    assert (
+        _modules_after(
+            "import model_cards.dataset_card",
+            "m in ('coreb_dataset', 'qualcode_dataset', 'datasets', 'torch') or "
+            "(m.startswith('coreb_toolkit.builders.') and m != 'coreb_toolkit.builders.card_data')",
+        )
+        == []
+    )
+    assert (
+        _modules_after(
+            "import coreb_toolkit.builders.coreb.build, coreb_toolkit.builders.qualcode.build",
+            "m.startswith('model_cards')",
+        )
+        == []
+    )
+
+
+@pytest.mark.parametrize("module", ["coreb", "qualcode"])
+def test_the_builders_take_the_renderer_from_their_entry_point(module, tmp_path):
+    import importlib
+
+    build = importlib.import_module(f"coreb_toolkit.builders.{module}.build").build
+    with pytest.raises(TypeError, match=r"needs card=.*_dataset\.build"):
+        build(str(tmp_path / "no-such-release"), tmp_path / "out")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reranker.registry import ALIASES, REGISTRY, available, smollm2_path
+from reranker.registry import ALIASES, REGISTRY, available, load_reranker, smollm2_path
 
 
 def test_names_and_aliases():
@@ -143,3 +143,14 @@ def test_the_package_exports_load_reranker():
     from reranker.registry import load_reranker
 
     assert reranker.load_reranker is load_reranker
+
+
+def test_the_untrained_head_is_the_same_on_every_load():
+    import torch
+
+    pairs = [("sum two numbers", "def add(a, b): return a + b"), ("reverse", "s[::-1]")]
+    state = torch.random.get_rng_state()
+    first = load_reranker("minilm").score(pairs)
+    second = load_reranker("minilm").score(pairs)
+    assert first == second
+    assert torch.equal(torch.random.get_rng_state(), state)  # the caller's generator untouched

@@ -10,8 +10,9 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from coreb_toolkit.builders.card_data import CorebCardData
 from coreb_toolkit.builders.coreb.layout import FAMILIES, OFFICIAL_CONFIGS
 from coreb_toolkit.builders.coreb.qrels import QrelsOptions
 from coreb_toolkit.builders.coreb.records import Release
@@ -20,9 +21,6 @@ from coreb_toolkit.builders.coreb.rows import config_rows, features_of
 from coreb_toolkit.builders.coreb.statistics import card_data
 from coreb_toolkit.builders.hub_folder import check_destination, write_hub_folder
 from coreb_toolkit.vocabulary import CORPUS_CONFIGS
-
-if TYPE_CHECKING:
-    from model_cards.dataset_card import CorebCardData
 
 DEFAULT_OUT = "coreb"
 
@@ -87,12 +85,19 @@ def build(
             already read (its qrels were derived with ``source.options``).
         options: how missing qrels are derived; with a :class:`Release`, only its own options
             (or None) are accepted, since its qrels are already derived.
-        card: renders the README.md from the card data; default
-            :func:`model_cards.dataset_card.render_coreb_card`.
+        card: renders the README.md from the card data (required here; the entry point
+            ``coreb_dataset.build`` defaults it to
+            :func:`model_cards.dataset_card.render_coreb_card`).
 
     Raises:
         ValueError: ``source`` is a :class:`Release` read with other ``options``.
     """
+    if card is None:
+        raise TypeError(
+            "build() needs card=, the renderer of the README.md (the builders do not import "
+            "model_cards, which is downstream of them): call coreb_dataset.build, "
+            "which passes model_cards.dataset_card.render_coreb_card"
+        )
     if isinstance(source, Release) and options is not None and options != source.options:
         raise ValueError(
             f"build() got a Release read with {source.options} and options={options}: its "
@@ -114,9 +119,6 @@ def build(
                 lambda data=data, name=name, kind=kind: config_rows(data, name, kind),
                 features_of(kind, name),
             )
-    if card is None:
-        # the card is downstream of the builder: imported here, when a card is rendered
-        from model_cards.dataset_card import render_coreb_card as card
     render = card
     rows = write_hub_folder(
         out,

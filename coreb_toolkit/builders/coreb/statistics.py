@@ -9,15 +9,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from coreb_toolkit.builders.card_data import CorebCardData, CorebCardRelease, CorebCardSubtask
 from coreb_toolkit.builders.coreb.layout import CITATION, FAMILIES
 from coreb_toolkit.builders.coreb.records import Release, ReleaseData
 from coreb_toolkit.builders.hub_folder import configs_yaml
 from coreb_toolkit.vocabulary import CORPUS_CODE, CORPUS_TEXT, MAIN_TASKS
-
-if TYPE_CHECKING:
-    from model_cards.dataset_card import CorebCardData
 
 
 def release_statistics(data: ReleaseData) -> dict[str, Any]:
@@ -71,9 +69,6 @@ def card_data(
 ) -> CorebCardData:
     """What the card of a build of ``release`` shows: ``layout`` is ``{config: [(kind, split),
     ...]}`` of the folder, ``rows`` the rows written ``{config: {split: n}}``."""
-    # the card is downstream of the builder: imported here, when a card is rendered
-    from model_cards.dataset_card import CorebCardData, CorebCardRelease, CorebCardSubtask
-
     total = sum(n for name in release.subtasks for n in rows.get(name, {}).values())
     total += sum(n for name in (CORPUS_CODE, CORPUS_TEXT) for n in rows.get(name, {}).values())
     return CorebCardData(

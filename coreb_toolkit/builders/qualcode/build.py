@@ -11,16 +11,14 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from coreb_toolkit.builders.card_data import QualcodeCardData
 from coreb_toolkit.builders.hub_folder import configs_yaml, write_hub_folder
 from coreb_toolkit.builders.qualcode.data import QualcodeData
 from coreb_toolkit.builders.qualcode.options import QualcodeOptions, instruction
 from coreb_toolkit.builders.qualcode.prepare import prepare
 from coreb_toolkit.builders.qualcode.rows import FEATURES, SPLIT, config_rows
-
-if TYPE_CHECKING:
-    from model_cards.dataset_card import QualcodeCardData
 
 DEFAULT_OUT = "qualcode"
 CITATION = """\
@@ -78,13 +76,20 @@ def build(
             options).
         options: the construction options; with :class:`QualcodeData`, only its own options
             (or None) are accepted, since its rows are already built.
-        card: renders the README.md from the card data; default
-            :func:`model_cards.dataset_card.render_qualcode_card`.
+        card: renders the README.md from the card data (required here; the entry point
+            ``qualcode_dataset.build`` defaults it to
+            :func:`model_cards.dataset_card.render_qualcode_card`).
 
     Raises:
         FileExistsError: ``out_dir`` exists and ``overwrite`` is false.
         ValueError: ``sources`` is :class:`QualcodeData` prepared with other ``options``.
     """
+    if card is None:
+        raise TypeError(
+            "build() needs card=, the renderer of the README.md (the builders do not import "
+            "model_cards, which is downstream of them): call qualcode_dataset.build, "
+            "which passes model_cards.dataset_card.render_qualcode_card"
+        )
     if isinstance(sources, QualcodeData) and options is not None and options != sources.options:
         raise ValueError(
             f"build() got QualcodeData prepared with {sources.options} and options={options}: "
@@ -104,9 +109,6 @@ def build(
         for name, features in FEATURES.items()
     }
     report = {**data.report, "drops": [asdict(d) for d in data.dropped]}
-    if card is None:
-        # the card is downstream of the builder: imported here, when a card is rendered
-        from model_cards.dataset_card import render_qualcode_card as card
     render = card
     rows = write_hub_folder(
         out,
@@ -128,9 +130,6 @@ def card_data(
     license: str = "cdla-permissive-2.0",
 ) -> QualcodeCardData:
     """What the card of a build of ``data`` shows; ``rows`` are the rows written."""
-    # the card is downstream of the builder: imported here, when a card is rendered
-    from model_cards.dataset_card import QualcodeCardData
-
     return QualcodeCardData(
         pretty_name=pretty_name,
         license=license,
