@@ -282,8 +282,31 @@ QUALCODE_PAIR_CONFIGS: dict[str, str] = {d: f"qualcode_{d}" for d in QUALCODE_DI
 MC_CONFIGS: dict[int, str] = {k: f"mc_{k}cond" for k in MC_CONDITION_COUNTS}
 QUALCODE_CORPUS = "qualcode_corpus"
 
+
+# --------------------------------------------------------------------------------------------
+# The two papers, cited by every card, metric card and results file that needs them
+# --------------------------------------------------------------------------------------------
+
+COREB_CITATION = """\
+@article{xue2026beyond,
+  title   = {Beyond Retrieval: A Multitask Benchmark and Model for Code Search},
+  author  = {Xue, Siqiao and Liao, Zihan and Qin, Jin and Zhang, Ziyin and Mu, Yixiang and
+             Zhou, Fan and Yu, Hang},
+  journal = {arXiv preprint arXiv:2605.04615},
+  year    = {2026}
+}"""
+SYNH_RANK_CITATION = """\
+@article{synhrank2026,
+  title   = {SynH-Rank: Quality-Aware Code Search via Diverse Data Synthesis and Hierarchical
+             Ranking Training},
+  author  = {The SynH-Rank authors},
+  year    = {2026},
+  note    = {the paper's text as we have it names no authors}
+}"""
+
 __all__ = [
     "ANY_LANGUAGE",
+    "COREB_CITATION",
     "CORPUS_CODE",
     "CORPUS_CONFIGS",
     "CORPUS_TEXT",
@@ -303,6 +326,7 @@ __all__ = [
     "QUALCODE_PAIR_CONFIGS",
     "QUALCODE_TASK",
     "SUBTASKS",
+    "SYNH_RANK_CITATION",
     "LanguageTerm",
     "MainTask",
     "SubtaskMetadata",

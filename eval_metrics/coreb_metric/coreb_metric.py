@@ -17,6 +17,8 @@ from collections.abc import Mapping
 import datasets
 import evaluate
 
+from coreb_toolkit.vocabulary import COREB_CITATION
+from coreb_toolkit.vocabulary import SYNH_RANK_CITATION
 from eval_metrics import evaluate_retrieval
 from eval_metrics.checks import check_num_conditions
 from eval_metrics.checks import check_query_scores
@@ -25,18 +27,7 @@ from eval_metrics.checks import check_score
 from eval_metrics.preference import mca
 from eval_metrics.preference import qpa
 
-_CITATION = """\
-@article{coreb2026,
-  title  = {CoREB: A Contamination-Limited Benchmark for Code Retrieval and Reranking},
-  author = {CoREB authors},
-  year   = {2026}
-}
-@article{synhrank2026,
-  title  = {SynH-Rank: Quality-Aware Code Reranking with Hierarchical Ranking on Synthesised Data},
-  author = {SynH-Rank authors},
-  year   = {2026}
-}
-"""
+_CITATION = COREB_CITATION + "\n" + SYNH_RANK_CITATION + "\n"
 
 _DESCRIPTION = """\
 Graded code-retrieval metrics exactly as CoREB defines them (pytrec_eval engine, relevance

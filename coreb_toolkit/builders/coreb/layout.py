@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from coreb_toolkit.vocabulary import CORPUS_CONFIGS
+from coreb_toolkit.vocabulary import COREB_CITATION, CORPUS_CONFIGS
 
 # --------------------------------------------------------------------------------------------
 # The official layout [CoREB A.4]
@@ -100,13 +100,7 @@ RESERVED_CONFIG_NAMES: frozenset[str] = frozenset(
 )
 
 
-CITATION = """\
-@article{coreb2026,
-  title   = {CoREB: A Contamination-Limited Benchmark for Code Retrieval and Reranking},
-  author  = {The CoREB authors},
-  year    = {2026},
-  note    = {see the CoREB paper for the full author list}
-}"""
+CITATION = COREB_CITATION
 DESCRIPTION = (
     "CoREB: text-to-code, code-to-text and code-to-code retrieval over execution-verified "
     "solutions in five languages, with graded qrels (relevance 2 = positive, 1 = hard negative)."

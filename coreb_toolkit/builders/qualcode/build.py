@@ -19,15 +19,10 @@ from coreb_toolkit.builders.qualcode.data import QualcodeData
 from coreb_toolkit.builders.qualcode.options import QualcodeOptions, instruction
 from coreb_toolkit.builders.qualcode.prepare import prepare
 from coreb_toolkit.builders.qualcode.rows import FEATURES, SPLIT, config_rows
+from coreb_toolkit.vocabulary import SYNH_RANK_CITATION
 
 DEFAULT_OUT = "qualcode"
-CITATION = """\
-@article{synhrank2026,
-  title   = {SynH-Rank: Quality-Aware Code Reranking with Synthesised Hierarchical Data},
-  author  = {The SynH-Rank authors},
-  year    = {2026},
-  note    = {see the SynH-Rank paper for the full author list}
-}"""
+CITATION = SYNH_RANK_CITATION
 
 _CACHE: dict[tuple, QualcodeData] = {}
 
