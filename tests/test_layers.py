@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: tuple[tuple[str, int], ...] = (
     ("coreb_toolkit.vocabulary", 0),
     ("coreb_toolkit.owners", 0),
+    ("coreb_toolkit.libraries", 0),
     ("coreb_toolkit.sources", 1),
     ("coreb_toolkit.sandbox", 2),
     ("coreb_toolkit.builders", 3),
@@ -35,7 +36,8 @@ ALLOWED_UPWARD = {("coreb_dataset", "model_cards.dataset_card"),
 MODEL_LIBRARIES = {"torch", "transformers", "sentence_transformers", "peft", "trl", "accelerate"}
 NO_MODEL_LIBRARIES = ("coreb_toolkit.sources", "coreb_toolkit.sandbox", "coreb_toolkit.builders",
                       "coreb_dataset", "qualcode_dataset", "coreb_toolkit.quality", "eval_metrics",
-                      "coreb_toolkit.vocabulary", "coreb_toolkit.owners")  # fmt: skip
+                      "coreb_toolkit.vocabulary", "coreb_toolkit.owners",
+                      "coreb_toolkit.libraries")  # fmt: skip
 
 
 def _layer(module: str) -> tuple[str | None, int | None]:

@@ -38,7 +38,6 @@ logger = logging.getLogger(__name__)
 #: First-stage documents reranked per query: the paper reranks the top 128 (CoREB B.3). The one
 #: place for the default (the runner, the CLI and the benchmarks import it).
 DEFAULT_RERANK_TOP_K = 128
-DEFAULT_TOP_K = DEFAULT_RERANK_TOP_K  # the name this module had first
 _INDEX = re.compile(r"\bindex (\d+)\b")
 
 
@@ -140,7 +139,7 @@ def rerank_runs(
     reranker: Reranker,
     item_or_subtasks: Any,
     runs: Mapping[str, Mapping[str, Mapping[str, float]]],
-    top_k: int = DEFAULT_TOP_K,
+    top_k: int = DEFAULT_RERANK_TOP_K,
     progress: bool = True,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Rerank the first-stage ``runs`` of a release, subtask by subtask.
@@ -266,7 +265,6 @@ def reranker_metadata(reranker: Reranker, subtasks: Sequence[str]) -> dict[str, 
 
 __all__ = [
     "DEFAULT_RERANK_TOP_K",
-    "DEFAULT_TOP_K",
     "backend_of",
     "check_top_k",
     "first_stage_top_k",

@@ -27,6 +27,8 @@ import re
 from collections import Counter
 from collections.abc import Collection, Mapping
 
+from coreb_toolkit.libraries import import_bm25s
+
 logger = logging.getLogger(__name__)
 
 ABBREVIATION_CHARS = 400
@@ -205,14 +207,7 @@ def _narrative(statement: str, min_words: int | None = None) -> str:
 
 def lexical_neighbours(statements: Mapping[str, str], k: int = 4) -> dict[str, list[str]]:
     """For every problem, the ``k`` other problems whose statements BM25 ranks highest."""
-    import bm25s
-
-    # bm25s sets its own logger to DEBUG on import, which beats the application's level (the
-    # stray "DEBUG bm25s: Building index" line); the same reset as retrieval.bm25.import_bm25s,
-    # which this builder may not import (imports run builders -> retrieval)
-    log = logging.getLogger("bm25s")
-    if log.level == logging.DEBUG:
-        log.setLevel(logging.NOTSET)
+    bm25s = import_bm25s()
 
     ids = list(statements)
     if len(ids) < 2:

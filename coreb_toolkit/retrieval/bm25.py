@@ -23,11 +23,11 @@ bag-of-words model cannot tell them apart); mutants that add or remove tokens (`
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from coreb_toolkit.libraries import import_bm25s
 from coreb_toolkit.retrieval.base import Retriever, Run, check_text_type, corpus_fingerprint
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
@@ -207,23 +207,6 @@ def looks_like_code(text: str) -> bool:
             code += 1
         example = prompt
     return 2 * code >= len(lines)
-
-
-def import_bm25s() -> Any:
-    """``bm25s``, its logger made to follow the application's logging level.
-
-    ``bm25s`` sets its own logger to DEBUG when imported; a logger's own level wins over the
-    root's, so its ``Building index from ...`` debug lines reached the CLI's WARNING handler
-    (the stray ``DEBUG bm25s: Building index from IDs objects``). Its level is reset to NOTSET,
-    so the root level decides (``coreb -v`` shows its INFO, nothing shows its DEBUG by
-    default); a level set by the user (anything but bm25s's DEBUG) is left alone.
-    """
-    import bm25s
-
-    log = logging.getLogger("bm25s")
-    if log.level == logging.DEBUG:
-        log.setLevel(logging.NOTSET)
-    return bm25s
 
 
 def _is_code(texts: Iterable[str], kind: str, where: str) -> bool:
