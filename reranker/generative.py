@@ -1,19 +1,10 @@
 """Generative yes/no reranker in the Qwen3-Reranker format, for any chat causal LM.
 
-The model reads a judgement prompt and the score is the probability of answering "yes"
-[protocol §4; CoREB B.3; SynH-Rank eq. 1; Qwen3-Reranker model card,
-https://huggingface.co/Qwen/Qwen3-Reranker-0.6B]:
-
-* system: ``Judge whether the Document meets the requirements based on the Query and the
-  Instruct provided. Note that the answer can only be "yes" or "no".``
-* user: ``<Instruct>: {instruction}\\n<Query>: {query}\\n<Document>: {document}``
-* assistant prefix: an empty think block, ``<think>\\n\\n</think>\\n\\n``, as the card does;
-* score = ``P(yes) / (P(yes) + P(no))``, the softmax over the "yes" and "no" logits at the
-  last position.
-
-The prefix (up to the user message) and the suffix (after it, holding the answer slot) come
-from the tokenizer's chat template when it has one; Qwen3 models use the card's literal strings,
-and a tokenizer without a chat template falls back to those ChatML strings as plain text.
+The model reads the judgement prompt of :mod:`reranker.prompt` (the Qwen3-Reranker system
+prompt, ``<Instruct>``, ``<Query>``, ``<Document>`` and the assistant's empty think block; the
+same function builds the CoREB-Reranker's training sequences) and the score is the probability
+of answering "yes" [protocol §4; CoREB B.3; SynH-Rank eq. 1]: ``P(yes) / (P(yes) + P(no))``,
+the softmax over the "yes" and "no" logits at the last position.
 
 Truncation cuts the document only (never the instruction, the query, the prefix or the
 suffix); a pair whose prompt without the document exceeds ``max_length`` is a ``ValueError``.
@@ -39,7 +30,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-from bisect import bisect_left
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,54 +42,22 @@ from reranker.base import (
     require,
     token_budget,
 )
+from reranker.prompt import (
+    DEFAULT_INSTRUCTION,
+    QWEN3_PREFIX,
+    QWEN3_SUFFIX,
+    SYSTEM_PROMPT,
+    THINK_BLOCK,
+    USER_TEMPLATE,
+    YesNoPrompt,
+    answer_token_id,
+    chat_prefix_suffix,
+)
 
 if TYPE_CHECKING:
     import torch
 
 logger = logging.getLogger(__name__)
-
-SYSTEM_PROMPT = (
-    "Judge whether the Document meets the requirements based on the Query and the Instruct "
-    'provided. Note that the answer can only be "yes" or "no".'
-)
-USER_TEMPLATE = "<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {document}"
-THINK_BLOCK = "<think>\n\n</think>\n\n"
-#: The Qwen3-Reranker model card's literal prefix and suffix.
-QWEN3_PREFIX = f"<|im_start|>system\n{SYSTEM_PROMPT}<|im_end|>\n<|im_start|>user\n"
-QWEN3_SUFFIX = f"<|im_end|>\n<|im_start|>assistant\n{THINK_BLOCK}"
-#: The card's default instruction, used when none is given.
-DEFAULT_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
-_SENTINEL = "\x00RERANK_USER_MESSAGE\x00"
-
-
-def chat_prefix_suffix(tokenizer: Any, model_type: str | None = None) -> tuple[str, str]:
-    """The text before and after the user message, ending with the assistant's think block."""
-    name = str(getattr(tokenizer, "name_or_path", "")).lower()
-    if (model_type or "").startswith("qwen3") or "qwen3" in name:
-        return QWEN3_PREFIX, QWEN3_SUFFIX
-    if not getattr(tokenizer, "chat_template", None):
-        logger.warning("tokenizer has no chat template: using the Qwen3-Reranker ChatML text")
-        return QWEN3_PREFIX, QWEN3_SUFFIX
-    messages = [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": _SENTINEL},
-    ]
-    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    if text.count(_SENTINEL) != 1:
-        raise ValueError("the chat template did not render the user message exactly once")
-    prefix, suffix = text.split(_SENTINEL)
-    return prefix, suffix + THINK_BLOCK
-
-
-def answer_token_id(tokenizer: Any, word: str) -> int:
-    """The id of ``word`` as one token; ``ValueError`` if the tokenizer splits it."""
-    ids = tokenizer.encode(word, add_special_tokens=False)
-    if len(ids) != 1:
-        raise ValueError(
-            f"GenerativeReranker needs {word!r} to be a single token, but the tokenizer gives "
-            f"{ids}: this model cannot be used as a yes/no reranker"
-        )
-    return int(ids[0])
 
 
 class GenerativeReranker(BaseReranker):
@@ -202,13 +160,8 @@ class GenerativeReranker(BaseReranker):
         self.cache_dir = cache_dir
         self.default_instruction = default_instruction
         model_type = getattr(getattr(model, "config", None), "model_type", None)
-        self.prefix, self.suffix = chat_prefix_suffix(tokenizer, model_type)
-        self.prefix_ids = tokenizer.encode(self.prefix, add_special_tokens=False)
-        self.suffix_ids = tokenizer.encode(self.suffix, add_special_tokens=False)
-        self.yes_id = answer_token_id(tokenizer, "yes")
-        self.no_id = answer_token_id(tokenizer, "no")
-        pad = tokenizer.pad_token_id
-        self.pad_id = int(pad if pad is not None else tokenizer.eos_token_id)
+        #: the judgement prompt, shared with the trainers (reranker.prompt)
+        self.prompt = YesNoPrompt.for_tokenizer(tokenizer, model_type)
         params = inspect.signature(self.model.forward).parameters
         self._keep_last = "logits_to_keep" in params or "kwargs" in params
         # the key/value cache argument: `cache` in recent transformers, `past_key_values` before;
@@ -243,49 +196,25 @@ class GenerativeReranker(BaseReranker):
     ) -> list[list[int]]:
         """The prompt ids of every pair (one tokenizer call), each as :meth:`encode_pair`."""
         instruction = self.default_instruction if instruction is None else instruction
-        bodies = [
-            USER_TEMPLATE.format(instruction=instruction, query=q, document=d) for q, d in pairs
-        ]
-        enc = self.tokenizer(bodies, add_special_tokens=False, return_offsets_mapping=True)
-        room = self.max_length - len(self.prefix_ids) - len(self.suffix_ids)
-        out = []
-        for body, (_, document), ids, offsets in zip(
-            bodies, pairs, enc["input_ids"], enc["offset_mapping"], strict=True
-        ):
-            # tokens that begin before the document belong to the head (kept whole)
-            n_head = bisect_left(offsets, len(body) - len(document), key=lambda o: o[0])
-            if n_head > room:
-                raise ValueError(
-                    f"{type(self).__name__}: the prompt without the document takes "
-                    f"{n_head + len(self.prefix_ids) + len(self.suffix_ids)} tokens, more than "
-                    f"max_length={self.max_length}; shorten the query/instruction or raise "
-                    f"max_length"
-                )
-            out.append(self.prefix_ids + ids[:room] + self.suffix_ids)
-        return out
+        try:
+            return self.prompt.encode(pairs, instruction, self.max_length)
+        except ValueError as err:
+            raise ValueError(f"{type(self).__name__}: {err}") from None
 
     def collate(
         self, seqs: Sequence[list[int]], past_mask: torch.Tensor | None = None
     ) -> dict[str, torch.Tensor]:
-        """Left-pad ``seqs`` (pad = pad token, else eos) with matching position ids.
+        """Left-padded batch with position ids (:meth:`reranker.prompt.YesNoPrompt.collate`)."""
+        return self.prompt.collate(seqs, past_mask)
 
-        ``past_mask``: the attention mask (rows x cached positions) of the heads already in the
-        key/value cache that these rows continue; positions then count on from each head and
-        the returned mask covers the cache too.
-        """
-        import torch
-
-        width = max(len(s) for s in seqs)
-        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(seqs), width), dtype=torch.long)
-        for row, s in enumerate(seqs):
-            ids[row, width - len(s) :] = torch.tensor(s, dtype=torch.long)
-            mask[row, width - len(s) :] = 1
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        if past_mask is not None:
-            positions = positions + past_mask.sum(-1, keepdim=True)
-            mask = torch.cat([past_mask, mask], dim=1)
-        return {"input_ids": ids, "attention_mask": mask, "position_ids": positions}
+    # the prompt's parts, as attributes of the reranker
+    prefix = property(lambda self: self.prompt.prefix)
+    suffix = property(lambda self: self.prompt.suffix)
+    prefix_ids = property(lambda self: list(self.prompt.prefix_ids))
+    suffix_ids = property(lambda self: list(self.prompt.suffix_ids))
+    yes_id = property(lambda self: self.prompt.yes_id)
+    no_id = property(lambda self: self.prompt.no_id)
+    pad_id = property(lambda self: self.prompt.pad_id)
 
     def share_groups(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
         """Pair indices grouped by query, whose prompts share everything before the document;
@@ -312,11 +241,9 @@ class GenerativeReranker(BaseReranker):
 
     def yes_probability(self, batch: dict[str, torch.Tensor], cache: Any = None) -> torch.Tensor:
         """P(yes) / (P(yes) + P(no)) at the last position of each (left-padded) row."""
-        import torch
 
         logits = self._forward(batch, cache).logits[:, -1, :]
-        pair = torch.stack([logits[:, self.yes_id], logits[:, self.no_id]], dim=1).float()
-        return torch.softmax(pair, dim=1)[:, 0].cpu()
+        return self.prompt.yes_probability(logits).cpu()
 
     def shares_heads(self) -> bool:
         """Whether the model keeps a plain per-layer key/value cache, which shared prompt heads
@@ -417,3 +344,18 @@ def check_causal_lm(config: Any, what: str) -> None:
         f"{archs or getattr(config, 'model_type', '?')}; use CrossEncoderReranker for a "
         f"sequence classifier"
     )
+
+
+__all__ = [
+    "DEFAULT_INSTRUCTION",
+    "QWEN3_PREFIX",
+    "QWEN3_SUFFIX",
+    "SYSTEM_PROMPT",
+    "THINK_BLOCK",
+    "USER_TEMPLATE",
+    "GenerativeReranker",
+    "answer_token_id",
+    "chat_prefix_suffix",
+    "check_causal_lm",
+    "common_prefix_length",
+]
