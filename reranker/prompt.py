@@ -123,12 +123,23 @@ class YesNoPrompt:
 
         ``ValueError`` when a prompt without its document is longer than ``max_length``.
         """
+        return self._encode(pairs, instruction, max_length, answer_tokens=0)
+
+    def _encode(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        instruction: str,
+        max_length: int,
+        answer_tokens: int,
+    ) -> list[list[int]]:
+        """:meth:`encode` within ``max_length - answer_tokens`` tokens (the error names the
+        caller's ``max_length``)."""
         bodies = [
             USER_TEMPLATE.format(instruction=instruction, query=q, document=d) for q, d in pairs
         ]
         enc = self.tokenizer(bodies, add_special_tokens=False, return_offsets_mapping=True)
         prefix, suffix = list(self.prefix_ids), list(self.suffix_ids)
-        room = max_length - len(prefix) - len(suffix)
+        room = max_length - answer_tokens - len(prefix) - len(suffix)
         out = []
         for body, (_, document), ids, offsets in zip(
             bodies, pairs, enc["input_ids"], enc["offset_mapping"], strict=True
@@ -136,9 +147,10 @@ class YesNoPrompt:
             # tokens that begin before the document belong to the head (kept whole)
             n_head = bisect_left(offsets, len(body) - len(document), key=lambda o: o[0])
             if n_head > room:
+                answer = " plus the answer token" if answer_tokens else ""
                 raise ValueError(
                     f"the prompt without the document takes "
-                    f"{n_head + len(prefix) + len(suffix)} tokens, more than "
+                    f"{n_head + len(prefix) + len(suffix)} tokens{answer}, more than "
                     f"max_length={max_length}; shorten the query/instruction or raise "
                     f"max_length"
                 )
@@ -161,7 +173,7 @@ class YesNoPrompt:
         """
         if len(answers) != len(pairs):
             raise ValueError(f"{len(pairs)} pairs but {len(answers)} answers")
-        prompts = self.encode(pairs, instruction, max_length - 1)
+        prompts = self._encode(pairs, instruction, max_length, answer_tokens=1)
         out = []
         for ids, answer in zip(prompts, answers, strict=True):
             out.append(

@@ -223,8 +223,58 @@ def backend_for(config: object, what: str) -> Backend:
     )
 
 
+#: What a trained reranker checkpoint (``coreb train reranker``) says about itself, beside its
+#: PEFT adapter: ``{"base_model": NAME, "options": {...}}`` (the base, a bundled name or a model
+#: id / folder, and the options it is served with, e.g. ``max_length``).
+CHECKPOINT_MANIFEST = "coreb_reranker.json"
+
+
+def write_checkpoint_manifest(folder: str | Path, base_model: str, **options: Any) -> Path:
+    """Write :data:`CHECKPOINT_MANIFEST` into ``folder`` (an adapter checkpoint)."""
+    import json
+
+    path = Path(folder) / CHECKPOINT_MANIFEST
+    body = {"format": 1, "base_model": str(base_model), "options": options}
+    path.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def checkpoint_base(folder: str | Path) -> tuple[str, dict[str, Any]] | None:
+    """The base model and serving options of an adapter checkpoint folder, or ``None`` for a
+    folder that holds no adapter: from :data:`CHECKPOINT_MANIFEST` where there is one, else
+    from PEFT's ``adapter_config.json`` (``base_model_name_or_path``)."""
+    import json
+
+    path = Path(folder)
+    manifest, adapter = path / CHECKPOINT_MANIFEST, path / "adapter_config.json"
+    if not adapter.is_file():
+        if manifest.is_file():
+            raise ValueError(
+                f"{path} has {CHECKPOINT_MANIFEST} but no adapter_config.json: the adapter was "
+                "not saved there (an interrupted save?); use a complete checkpoint folder"
+            )
+        return None
+    try:
+        if manifest.is_file():
+            body = json.loads(manifest.read_text(encoding="utf-8"))
+            return str(body["base_model"]), dict(body.get("options") or {})
+        base = json.loads(adapter.read_text(encoding="utf-8")).get("base_model_name_or_path")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{path}: cannot read its checkpoint files: {err}") from None
+    if not base:
+        raise ValueError(
+            f"{path}/adapter_config.json names no base_model_name_or_path: load its base "
+            "model with GenerativeReranker(base, adapter=...)"
+        )
+    return str(base), {}
+
+
 def load_reranker(name_or_path: str | Path, **options: Any) -> BaseReranker:
     """A reranker by registered name/alias, or by a model folder / Hub id's architecture.
+
+    A folder holding a PEFT adapter (a ``coreb train reranker`` checkpoint, or any adapter whose
+    ``adapter_config.json`` names its base) loads its base model with the adapter on it, with
+    the options it was trained for (:data:`CHECKPOINT_MANIFEST`); ``options`` override them.
 
     Keyword options go to the backend's constructor, which checks them (``cache_dir``,
     ``max_length``, ``max_tokens_per_batch`` or ``batch_size``, ``device``, ...); an option no
@@ -235,6 +285,13 @@ def load_reranker(name_or_path: str | Path, **options: Any) -> BaseReranker:
     key = ALIASES.get(key, key)
     if key in REGISTRY:
         return REGISTRY[key].build(**options)
+    trained = checkpoint_base(name_or_path) if Path(name_or_path).is_dir() else None
+    if trained is not None:
+        base, served = trained
+        if Path(base).resolve() == Path(name_or_path).resolve():
+            raise ValueError(f"{name_or_path}: the checkpoint names itself as its base model")
+        merged = {"name": str(name_or_path), **served, **options, "adapter": str(name_or_path)}
+        return load_reranker(base, **merged)
     path = str(name_or_path)
     taken = {o for b in BACKENDS.values() for o in b.options()}
     if set(options) - taken:
@@ -254,6 +311,7 @@ def load_reranker(name_or_path: str | Path, **options: Any) -> BaseReranker:
 __all__ = [
     "ALIASES",
     "BACKENDS",
+    "CHECKPOINT_MANIFEST",
     "REGISTRY",
     "SMOLLM2_GGUF",
     "Backend",
@@ -261,8 +319,10 @@ __all__ = [
     "available",
     "backend_for",
     "check_hub_name",
+    "checkpoint_base",
     "describe",
     "load_reranker",
     "minilm_path",
     "smollm2_path",
+    "write_checkpoint_manifest",
 ]

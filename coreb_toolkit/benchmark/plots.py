@@ -684,6 +684,37 @@ def plot_qualcode(results: Sequence[Mapping[str, Any]], out_path: str | Path) ->
     return _save(fig, out_path)
 
 
+def plot_training_curves(log_history: Sequence[Mapping[str, Any]], out_path: str | Path) -> Path:
+    """Training loss (and eval loss where logged) against the step, the learning rate beside:
+    the curves of a ``transformers.Trainer``'s ``state.log_history``.
+
+    Raises:
+        ValueError: when the history holds no logged loss.
+    """
+    train = [(e["step"], e["loss"]) for e in log_history if "loss" in e and "step" in e]
+    evals = [(e["step"], e["eval_loss"]) for e in log_history if "eval_loss" in e]
+    rates = [(e["step"], e["learning_rate"]) for e in log_history if "learning_rate" in e]
+    if not train and not evals:
+        raise ValueError("the training log holds no loss to plot (was logging_steps too large?)")
+    with _style():
+        fig = _new_figure(10.0, 3.6)
+        loss_ax, lr_ax = fig.subplots(1, 2)
+        if train:
+            loss_ax.plot(*zip(*train, strict=True), marker=".", label="train loss")
+        if evals:
+            loss_ax.plot(*zip(*evals, strict=True), marker="o", label="eval loss")
+        loss_ax.set_xlabel("step")
+        loss_ax.set_ylabel("loss (answer token)")
+        loss_ax.legend()
+        loss_ax.grid(alpha=0.3)
+        if rates:
+            lr_ax.plot(*zip(*rates, strict=True), color="tab:green")
+        lr_ax.set_xlabel("step")
+        lr_ax.set_ylabel("learning rate")
+        lr_ax.grid(alpha=0.3)
+        return _save(fig, out_path)
+
+
 __all__ = [
     "LANGUAGES",
     "NDCG_CUTOFFS",
@@ -697,5 +728,6 @@ __all__ = [
     "plot_ndcg_curves",
     "plot_qualcode",
     "plot_rerank_delta",
+    "plot_training_curves",
     "rerank_delta_table",
 ]

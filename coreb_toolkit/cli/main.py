@@ -39,6 +39,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
      "compare"),
     ("execute", "run code candidates against their tests in the sandbox (results to JSONL)",
      "execute"),
+    ("train", "`train reranker`: fine-tune a yes/no reranker with LoRA (the CoREB-Reranker)",
+     "train"),
 )  # fmt: skip
 
 DESCRIPTION = """\
@@ -74,8 +76,12 @@ def command_parser(name: str) -> argparse.ArgumentParser:
 
     module = command_module(name)
     leaves = module.COMMANDS
+    classes = {c.parser_class or CommandParser for c in leaves}
+    if len(classes) != 1:
+        raise TypeError(f"the commands of coreb {name} must share one parser_class")
+    leaf_class = classes.pop()
     if len(leaves) == 1 and leaves[0].name == name:
-        parser = CommandParser(
+        parser = leaf_class(
             leaves[0].arguments,
             prog=f"coreb {name}",
             description=leaves[0].description,
@@ -87,7 +93,7 @@ def command_parser(name: str) -> argparse.ArgumentParser:
             prog=f"coreb {name}", description=module.DESCRIPTION, formatter_class=HelpFormatter
         )
         sub = parser.add_subparsers(
-            dest="action", metavar="<action>", parser_class=CommandParser, required=True
+            dest="action", metavar="<action>", parser_class=leaf_class, required=True
         )
         pairs = []
         for command in leaves:
@@ -230,7 +236,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         top.exit(2, f"coreb {name}: error: {err}\n")
     if note:
         sys.stderr.write(f"coreb: note: {note}; the old spelling goes in the next release\n")
-    parser = command_parser(name)
+    try:
+        parser = command_parser(name)
+    except ImportError as err:  # an extra that is not installed (coreb train needs [train])
+        top.exit(2, f"coreb {name}: error: {err}\n")
     args, extras = parser.parse_known_args(rest)
     command, leaf = args._command, args._parser
     shown = typed if note else command.name  # errors name the command the user typed

@@ -43,6 +43,8 @@ class Command:
     refused: Mapping[str, str] = field(default_factory=dict)
     # further spellings kept for compatibility (e.g. --no-control), added after the dataclasses
     extra_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    # the parser class of the leaf (a CommandParser subclass; the commands of a group share one)
+    parser_class: type | None = None
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -86,6 +88,9 @@ class _Capture:
 class CommandParser(HfArgumentParser):
     """An ``HfArgumentParser`` for one command; see the module docstring."""
 
+    #: help shows --top-k, not --top_k (both parse); "-" shows TRL's --output_dir spelling
+    hidden_separator = "_"
+
     def __init__(self, dataclass_types: Sequence[type], **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         kwargs.setdefault("allow_abbrev", False)  # a flag is what it says, never a prefix
@@ -122,9 +127,9 @@ class CommandParser(HfArgumentParser):
         HfArgumentParser._parse_dataclass_field(parser, field)
         action = parser._actions[-1]
         # --top-k parses as --top_k too (HfArgumentParser's two spellings); help shows one
-        hyphenated = [s for s in action.option_strings if "_" not in s]
-        if hyphenated and len(hyphenated) < len(action.option_strings):
-            action.option_strings = hyphenated
+        shown = [s for s in action.option_strings if self.hidden_separator not in s[2:]]
+        if shown and len(shown) < len(action.option_strings):
+            action.option_strings = shown
 
     def field_names(self) -> set[str]:
         return {f.name for t in self.dataclass_types for f in dataclasses.fields(t) if f.init}
@@ -139,9 +144,8 @@ class CommandParser(HfArgumentParser):
                 self.set_config_defaults(found.config)
         return super().parse_known_args(args, namespace)
 
-    def set_config_defaults(self, path: Path) -> None:
-        """The values of a YAML file as this parser's defaults (TRL's ``set_defaults_with_config``:
-        a flag given on the command line still wins)."""
+    def read_config(self, path: Path) -> dict[str, Any]:
+        """The option values of a YAML file (a mapping), keys with underscores."""
         import yaml
 
         try:
@@ -152,7 +156,12 @@ class CommandParser(HfArgumentParser):
             values = {}
         if not isinstance(values, dict):
             self.error(f"--config {path}: expected a mapping of option: value, got {values!r}")
-        values = {str(k).replace("-", "_"): v for k, v in values.items()}
+        return {str(k).replace("-", "_"): v for k, v in values.items()}
+
+    def set_config_defaults(self, path: Path) -> None:
+        """The values of a YAML file as this parser's defaults (TRL's ``set_defaults_with_config``:
+        a flag given on the command line still wins)."""
+        values = self.read_config(path)
         unknown = sorted(set(values) - self.field_names())
         if unknown:
             self.error(
