@@ -53,13 +53,11 @@ run() {  # NAME, then the command; its output in WORK/NAME.log
 
 run one_process "$PY" "${TRAIN[@]}" --per_device_train_batch_size 2
 run torchrun_ddp "$BIN/torchrun" --nproc_per_node 2 --master_port "$(free_port)" \
-    "${TRAIN[@]}" --per_device_train_batch_size 1 --use_cpu true
+    "${TRAIN[@]}" --per_device_train_batch_size 1
 run accelerate_ddp "$BIN/accelerate" launch --config_file "$CONFIGS/cpu_ddp.yaml" \
-    --main_process_port "$(free_port)" "${TRAIN[@]}" --per_device_train_batch_size 1 \
-    --use_cpu true
+    --main_process_port "$(free_port)" "${TRAIN[@]}" --per_device_train_batch_size 1
 run deepspeed_zero2 "$BIN/accelerate" launch --config_file "$CONFIGS/cpu_deepspeed_zero2.yaml" \
-    --main_process_port "$(free_port)" "${TRAIN[@]}" --per_device_train_batch_size 1 \
-    --ddp_backend gloo
+    --main_process_port "$(free_port)" "${TRAIN[@]}" --per_device_train_batch_size 1
 run half_batch "$PY" "${TRAIN[@]}" --per_device_train_batch_size 1
 
 "$PY" - "$WORK" <<'EOF'

@@ -423,6 +423,24 @@ def write_validation(
     return metrics
 
 
+def check_resumed_data(checkpoint: Path, data: TrainingData) -> None:
+    """``ValueError`` when the examples differ from those the checkpoint was trained on (its
+    ``data_report.json`` fingerprint): resuming would mix two data sets."""
+    report = checkpoint / DATA_REPORT
+    if not report.is_file():
+        raise ValueError(
+            f"resume_from_checkpoint={checkpoint}: no {DATA_REPORT} there; resume from a "
+            "checkpoint-N folder this trainer wrote"
+        )
+    saved = json.loads(report.read_text(encoding="utf-8")).get("fingerprint")
+    if saved != data.fingerprint:
+        raise ValueError(
+            f"resume_from_checkpoint={checkpoint}: the training examples changed since that "
+            f"checkpoint (fingerprint {str(saved)[:12]} there, {data.fingerprint[:12]} now); "
+            "resume with the same train_sources and example options, or start a new run"
+        )
+
+
 # -- the run ------------------------------------------------------------------------------
 # over 80 lines: one sequence of steps, each a call above, with the distributed guards inline
 def train_coreb_reranker(
@@ -446,8 +464,14 @@ def train_coreb_reranker(
     state = PartialState()
     set_seed(config.seed)
     data = data if data is not None else build_training_data(config)
+    logger.info(
+        "%d training and %d validation examples (%s)",
+        len(data.train), len(data.validation), data.fingerprint[:12],
+    )  # fmt: skip
     if not data.train:
         raise ValueError("no training example: the train sources gave none (see the data report)")
+    if config.resume_from_checkpoint:
+        check_resumed_data(Path(config.resume_from_checkpoint), data)
     output = Path(config.output_dir)
     model, tokenizer = load_base(config)
     prompt = YesNoPrompt.for_tokenizer(tokenizer, getattr(model.config, "model_type", None))
@@ -462,6 +486,9 @@ def train_coreb_reranker(
         )
     before: list[float] = []
     if data.validation and state.is_main_process:  # only the main process writes them
+        logger.info(
+            "scoring the %d held-out validation pairs before training", len(data.validation)
+        )
         with torch.no_grad():
             before = score_examples(_reranker(model, tokenizer, config), data.validation)
     if state.is_main_process:
@@ -501,6 +528,9 @@ def train_coreb_reranker(
         if config.plot:
             save_curves(output, trainer.state.log_history)
         if data.validation:
+            logger.info(
+                "scoring the %d held-out validation pairs after training", len(data.validation)
+            )
             unwrapped = trainer.accelerator.unwrap_model(trainer.model)
             with torch.no_grad():
                 after = score_examples(_reranker(unwrapped, tokenizer, config), data.validation)

@@ -159,7 +159,7 @@ def legacy_spelling(name: str, rest: list[str]) -> tuple[str, list[str], str | N
 
 
 #: loggers whose INFO lines are progress (one per finished stage), shown without -v too
-PROGRESS_LOGGERS = ("coreb_toolkit.releases.pipeline",)
+PROGRESS_LOGGERS = ("coreb_toolkit.releases.pipeline", "trainers.coreb_reranker")
 
 
 def configure_logging(verbose: bool, stream: IO[str] | None = None) -> None:

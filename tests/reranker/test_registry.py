@@ -154,3 +154,42 @@ def test_the_untrained_head_is_the_same_on_every_load():
     second = load_reranker("minilm").score(pairs)
     assert first == second
     assert torch.equal(torch.random.get_rng_state(), state)  # the caller's generator untouched
+
+
+# -- adapter checkpoints --------------------------------------------------------------------
+def test_checkpoint_base_reads_the_manifest_over_peft(tmp_path):
+    import json
+
+    from reranker.registry import checkpoint_base, write_checkpoint_manifest
+
+    (tmp_path / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "x/y"}))
+    assert checkpoint_base(tmp_path) == ("x/y", {})  # a plain PEFT adapter: its base
+    write_checkpoint_manifest(tmp_path, "smollm2", max_length=511)
+    assert checkpoint_base(tmp_path) == ("smollm2", {"max_length": 511})
+
+
+def test_checkpoint_base_errors_name_the_folder(tmp_path):
+    import json
+
+    from reranker.registry import checkpoint_base, write_checkpoint_manifest
+
+    assert checkpoint_base(tmp_path) is None  # no adapter: not a checkpoint
+    write_checkpoint_manifest(tmp_path, "smollm2")
+    with pytest.raises(ValueError, match="no adapter_config.json"):
+        checkpoint_base(tmp_path)
+    (tmp_path / "coreb_reranker.json").unlink()
+    (tmp_path / "adapter_config.json").write_text(json.dumps({"r": 16}))
+    with pytest.raises(ValueError, match="names no base_model_name_or_path"):
+        checkpoint_base(tmp_path)
+    (tmp_path / "adapter_config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="cannot read its checkpoint files"):
+        checkpoint_base(tmp_path)
+
+
+def test_a_checkpoint_naming_itself_as_base_is_refused(tmp_path):
+    from reranker.registry import write_checkpoint_manifest
+
+    (tmp_path / "adapter_config.json").write_text("{}")
+    write_checkpoint_manifest(tmp_path, str(tmp_path))
+    with pytest.raises(ValueError, match="names itself as its base model"):
+        load_reranker(tmp_path)

@@ -124,6 +124,20 @@ def test_resume_equals_an_uninterrupted_run(trained, make_config, tmp_path):
     assert len(losses_a) == 2 and losses_b == pytest.approx(losses_a, abs=1e-6)
 
 
+def test_resume_refuses_changed_examples(trained, make_config, tmp_path):
+    from trainers.coreb_reranker import TrainingData, build_training_data, train_coreb_reranker
+
+    checkpoint = trained.output / "checkpoint-2"
+    saved = json.loads((checkpoint / "data_report.json").read_text())["fingerprint"]
+    data = build_training_data(trained.config)
+    assert data.fingerprint == saved  # a rebuild from the same config is the same data
+    changed = TrainingData(data.train[1:], data.validation, data.report, data.disjointness)
+    with pytest.raises(ValueError, match="training examples changed since that checkpoint"):
+        train_coreb_reranker(
+            make_config(tmp_path / "c", resume_from_checkpoint=str(checkpoint)), data=changed
+        )
+
+
 def trained_log(folder: Path) -> list[dict]:
     return [e for e in json.loads((folder / "log_history.json").read_text()) if "loss" in e]
 

@@ -135,8 +135,8 @@ def reference(common: list[str], tmp_path_factory: pytest.TempPathFactory) -> Pa
 def test_torchrun_ddp_equals_one_process(common: list[str], reference: Path, tmp_path: Path):
     torchrun = [str(BIN / "torchrun"), "--nproc_per_node", "2", "--master_port",
                 str(free_port())]  # fmt: skip
-    # --use_cpu true: without it each CPU process trains alone on all the data
-    train(torchrun, [*common, "--per_device_train_batch_size", "1", "--use_cpu", "true"], tmp_path)
+    # no CPU flag: the config makes CPU processes one gloo group (else each trains alone)
+    train(torchrun, [*common, "--per_device_train_batch_size", "1"], tmp_path)
     assert last_epoch(tmp_path) == pytest.approx(last_epoch(reference)), "not one process group"
     assert max_abs_difference(adapter(tmp_path), adapter(reference)) <= TOLERANCE
 
@@ -147,7 +147,7 @@ def test_accelerate_cpu_ddp_config_equals_one_process(
     launch = [str(BIN / "accelerate"), "launch", "--config_file",
               str(ACCELERATE_CONFIGS / "cpu_ddp.yaml"), "--main_process_port",
               str(free_port())]  # fmt: skip
-    train(launch, [*common, "--per_device_train_batch_size", "1", "--use_cpu", "true"], tmp_path)
+    train(launch, [*common, "--per_device_train_batch_size", "1"], tmp_path)
     assert last_epoch(tmp_path) == pytest.approx(last_epoch(reference)), "not one process group"
     assert max_abs_difference(adapter(tmp_path), adapter(reference)) <= TOLERANCE
 
@@ -160,7 +160,7 @@ def test_deepspeed_zero2_equals_one_process(common: list[str], reference: Path, 
     launch = [str(BIN / "accelerate"), "launch", "--config_file",
               str(ACCELERATE_CONFIGS / "cpu_deepspeed_zero2.yaml"), "--main_process_port",
               str(free_port())]  # fmt: skip
-    args = [*common, "--per_device_train_batch_size", "1", "--ddp_backend", "gloo"]
+    args = [*common, "--per_device_train_batch_size", "1"]  # gloo chosen by the config
     train(launch, [*args, "--save_strategy", "steps", "--save_steps", "2"], tmp_path)
     # ZeRO ran: the optimizer state is saved as one shard per process
     shards = sorted(p.name for p in (tmp_path / "checkpoint-2" / "global_step2").glob("zero_*"))
