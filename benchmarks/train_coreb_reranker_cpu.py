@@ -158,7 +158,7 @@ def main() -> int:
                 out / f"evaluate_{label}.log",
             )
         reranked = [p.parent for p in target.glob("*+*/*/per_query.jsonl")]
-        first = [p.parent for p in target.glob("bm25/*/per_query.jsonl")]
+        first = [p.parent for p in target.glob("*/*/per_query.jsonl") if "+" not in p.parts[-3]]
         if len(reranked) != 1 or len(first) != 1:
             raise SystemExit(f"{target}: expected one bm25 and one reranked results folder")
         folders[label], folders["bm25"] = reranked[0], first[0]
