@@ -175,7 +175,7 @@ def test_checkpoint_base_errors_name_the_folder(tmp_path):
 
     assert checkpoint_base(tmp_path) is None  # no adapter: not a checkpoint
     write_checkpoint_manifest(tmp_path, "smollm2")
-    with pytest.raises(ValueError, match="no adapter_config.json"):
+    with pytest.raises(ValueError, match=r"no adapter_config\.json"):
         checkpoint_base(tmp_path)
     (tmp_path / "coreb_reranker.json").unlink()
     (tmp_path / "adapter_config.json").write_text(json.dumps({"r": 16}))
