@@ -162,6 +162,12 @@ REGISTRY: dict[str, BundledReranker] = {
 ALIASES: dict[str, str] = {alias: m.name for m in REGISTRY.values() for alias in m.aliases}
 
 
+def bundled(name: str | Path) -> BundledReranker | None:
+    """The bundled reranker a name or alias stands for (any case), else ``None``."""
+    key = str(name).lower()
+    return REGISTRY.get(ALIASES.get(key, key))
+
+
 def available() -> list[str]:
     """Registered names and aliases."""
     return sorted([*REGISTRY, *ALIASES])
@@ -281,10 +287,9 @@ def load_reranker(name_or_path: str | Path, **options: Any) -> BaseReranker:
     backend takes is a ``TypeError`` before anything loads. An unknown name that is no folder
     fails at once when it cannot be a Hub id (see :func:`check_hub_name`).
     """
-    key = str(name_or_path).lower()
-    key = ALIASES.get(key, key)
-    if key in REGISTRY:
-        return REGISTRY[key].build(**options)
+    entry = bundled(name_or_path)
+    if entry is not None:
+        return entry.build(**options)
     trained = checkpoint_base(name_or_path) if Path(name_or_path).is_dir() else None
     if trained is not None:
         base, served = trained
@@ -318,6 +323,7 @@ __all__ = [
     "BundledReranker",
     "available",
     "backend_for",
+    "bundled",
     "check_hub_name",
     "checkpoint_base",
     "describe",

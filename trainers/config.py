@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 
 from trl import SFTConfig
 
+from coreb_toolkit.vocabulary import MAIN_TASKS
 from trainers.decontamination import NEAR_DUPLICATE_ACTIONS
 
 logger = logging.getLogger(__name__)
@@ -249,8 +250,6 @@ class CorebRerankerConfig(SFTConfig):
                 "it), set it false, or set use_cpu for bf16 autocast on the CPU",
             )
         for main_task in self.main_tasks or ():
-            from coreb_toolkit.vocabulary import MAIN_TASKS
-
             if main_task not in MAIN_TASKS:
                 raise ValueError(
                     f"{name}.main_tasks: unknown main task {main_task!r}; expected some of "

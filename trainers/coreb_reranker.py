@@ -149,17 +149,23 @@ def training_statements(
     return statements
 
 
+def by_instruction(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[int]]:
+    """Row indices by instruction, in first-seen order: what one tokenizer / scoring call
+    takes (a prompt's instruction is shared by its rows)."""
+    groups: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(row["instruction"], []).append(i)
+    return groups
+
+
 # -- 3: sequences -------------------------------------------------------------------------
 def tokenize(rows: Sequence[Mapping[str, Any]], prompt: YesNoPrompt, max_length: int) -> Any:
     """A ``datasets.Dataset`` of ``input_ids``, ``labels`` and ``length`` for ``rows``, each row
     through :meth:`YesNoPrompt.supervised` (rows with one instruction in one tokenizer call)."""
     import datasets
 
-    by_instruction: dict[str, list[int]] = {}
-    for i, row in enumerate(rows):
-        by_instruction.setdefault(row["instruction"], []).append(i)
     sequences: list[dict[str, list[int]] | None] = [None] * len(rows)
-    for instruction, idx in by_instruction.items():
+    for instruction, idx in by_instruction(rows).items():
         pairs = [(rows[i]["query"], rows[i]["document"]) for i in idx]
         answers = [rows[i]["answer"] for i in idx]
         try:
@@ -217,11 +223,10 @@ class YesNoCollator:
 def resolve_base(name: str, gguf_file: str | None) -> tuple[str, str | None]:
     """The folder / id and GGUF file of a base model; a bundled generative reranker's name
     (``smollm2``) gives its package folder and file."""
-    from reranker.registry import ALIASES, REGISTRY
+    from reranker.registry import bundled as bundled_reranker
 
-    key = ALIASES.get(name.lower(), name.lower())
-    if key in REGISTRY:
-        bundled = REGISTRY[key]
+    bundled = bundled_reranker(name)
+    if bundled is not None:
         if bundled.backend != "generative":
             raise ValueError(
                 f"model_name_or_path={name!r} is the bundled {bundled.backend} reranker; the "
@@ -314,10 +319,9 @@ def checkpoint_extras(
 
 def base_options(config: CorebRerankerConfig) -> dict[str, Any]:
     """The reranker options the base needs beside its name (the GGUF file of a folder)."""
-    from reranker.registry import ALIASES, REGISTRY
+    from reranker.registry import bundled
 
-    key = config.model_name_or_path.lower()
-    if ALIASES.get(key, key) in REGISTRY or config.gguf_file is None:
+    if bundled(config.model_name_or_path) is not None or config.gguf_file is None:
         return {}
     return {"gguf_file": config.gguf_file}
 
@@ -358,10 +362,7 @@ def save_curves(folder: Path, log_history: Sequence[Mapping[str, Any]]) -> None:
 def score_examples(reranker: Any, rows: Sequence[Mapping[str, Any]]) -> list[float]:
     """P(yes) of every row by ``reranker`` (rows with one instruction scored together)."""
     scores = [0.0] * len(rows)
-    by_instruction: dict[str, list[int]] = {}
-    for i, row in enumerate(rows):
-        by_instruction.setdefault(row["instruction"], []).append(i)
-    for instruction, idx in by_instruction.items():
+    for instruction, idx in by_instruction(rows).items():
         pairs = [(rows[i]["query"], rows[i]["document"]) for i in idx]
         for i, s in zip(idx, reranker.score(pairs, instruction=instruction), strict=True):
             scores[i] = float(s)
@@ -555,6 +556,7 @@ __all__ = [
     "TrainingData",
     "YesNoCollator",
     "build_training_data",
+    "by_instruction",
     "checkpoint_extras",
     "load_base",
     "lora_config",
