@@ -8,12 +8,18 @@ field has ``help`` and ``__post_init__`` checks it, naming the field. Defaults t
 epochs, per-device batch 12, max length 4,096, gradient (activation) checkpointing; bf16 and
 FlashAttention-2 where the hardware has them (else float32 / SDPA, said in a log line). Batches
 are grouped by length (``train_sampling_strategy="group_by_length"``): little padding.
+
+:class:`TrainerConventions` is what every trainer config of this package shares (the SynH-Rank
+trainer's :class:`trainers.synh_rank_config.SynhRankConfig` too): the ``bf16`` default (on where
+the GPU has it) and its check, one gloo process group for processes started together without a
+GPU, the field-naming error and :meth:`~TrainerConventions.own_fields`.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, fields
+from typing import ClassVar
 
 from trl import SFTConfig
 
@@ -25,17 +31,99 @@ logger = logging.getLogger(__name__)
 ATTENTION_IMPLEMENTATIONS = ("auto", "flash_attention_2", "sdpa", "eager")
 
 
-def _help(text: str, **extra: object) -> dict:
+def field_help(text: str, **extra: object) -> dict:
+    """A config field's metadata: its ``help`` (what ``--help`` shows) and any further
+    argparse keyword (``choices``)."""
     return {"help": text, **extra}
 
 
+_help = field_help  # the short spelling this module's fields use
+
+
 @dataclass
-class CorebRerankerConfig(SFTConfig):
+class TrainerConventions:
+    """The conventions every trainer config of this package shares, as a mixin placed before
+    the library's arguments class (``class C(TrainerConventions, SFTConfig)``).
+
+    ``__post_init__`` runs the config's own :meth:`_check` (each error names its field through
+    :meth:`_field_error`), refuses ``bf16=True`` where the machine has no bf16, makes processes
+    started together without a GPU one gloo process group, sets ``bf16`` on where the GPU
+    supports it when left unset (logged otherwise), then the library's ``__post_init__``.
+    """
+
+    #: the library's arguments class this config extends (:meth:`own_fields` are relative to it)
+    library_base: ClassVar[type]
+
+    bf16: bool | None = field(
+        default=None,
+        metadata=_help("bf16 mixed precision (default: on where the GPU supports it, logged)"),
+    )
+
+    def __post_init__(self) -> None:
+        self._check()
+        self._check_bf16()
+        self._cpu_process_group()
+        if self.bf16 is None:
+            self.bf16 = bf16_available()
+            if not self.bf16:
+                logger.info("bf16 unavailable on this machine (no bf16 GPU): training in float32")
+        super().__post_init__()  # type: ignore[misc]  # the library base's
+
+    def _check(self) -> None:
+        """The config's own checks (a subclass's; each error names its field)."""
+
+    def _field_error(self, field_name: str, why: str) -> ValueError:
+        """``ValueError("Config.field=value: why")``."""
+        value = getattr(self, field_name)
+        return ValueError(f"{type(self).__name__}.{field_name}={value!r}: {why}")
+
+    def _check_bf16(self) -> None:
+        if self.bf16 is True and not self.use_cpu and not bf16_supported():
+            raise self._field_error(
+                "bf16",
+                "this machine has no GPU with bf16; leave bf16 unset (on where the GPU supports "
+                "it), set it false, or set use_cpu for bf16 autocast on the CPU",
+            )
+
+    def _cpu_process_group(self) -> None:
+        """Processes started together (torchrun, ``accelerate launch``) on a machine without a
+        GPU: make them one gloo process group, as they would be on GPUs, not N runs that each
+        train alone on all the data (accelerate sets a CPU group up only with ``use_cpu``, and
+        DeepSpeed's only with a backend name)."""
+        import os
+
+        if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+            return
+        import torch
+
+        if torch.cuda.is_available():
+            return
+        if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() == "true":
+            if self.ddp_backend is None:
+                self.ddp_backend = "gloo"
+                logger.info("DeepSpeed on the CPU: ddp_backend=gloo")
+        elif not self.use_cpu:
+            self.use_cpu = True
+            logger.info(
+                "%s processes and no GPU: use_cpu=True (one gloo process group)",
+                os.environ["WORLD_SIZE"],
+            )
+
+    def own_fields(self) -> dict[str, object]:
+        """The fields this config adds to its library base (its recipe), by name."""
+        mine = {f.name for f in fields(type(self))} - {f.name for f in fields(self.library_base)}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in mine}
+
+
+@dataclass
+class CorebRerankerConfig(TrainerConventions, SFTConfig):
     """Train a yes/no LoRA reranker in the Qwen3-Reranker format (the CoREB-Reranker).
 
     Every ``SFTConfig`` / ``TrainingArguments`` field applies (``output_dir``, ``max_steps``,
     ``resume_from_checkpoint``, ``save_steps``, ``seed`` ...), spelled as TRL spells them.
     """
+
+    library_base: ClassVar[type] = SFTConfig
 
     # -- model ----------------------------------------------------------------------------
     model_name_or_path: str = field(
@@ -160,10 +248,6 @@ class CorebRerankerConfig(SFTConfig):
         default=None,
         metadata=_help("deprecated alias of activation_checkpointing (transformers 5)"),
     )
-    bf16: bool | None = field(
-        default=None,
-        metadata=_help("bf16 mixed precision (default: on where the GPU supports it, logged)"),
-    )
     train_sampling_strategy: str = field(
         default="group_by_length",
         metadata=_help(
@@ -172,46 +256,9 @@ class CorebRerankerConfig(SFTConfig):
         ),
     )
 
-    def __post_init__(self) -> None:
-        self._check()
-        self._cpu_process_group()
-        if self.bf16 is None:
-            self.bf16 = bf16_available()
-            if not self.bf16:
-                logger.info("bf16 unavailable on this machine (no bf16 GPU): training in float32")
-        super().__post_init__()
-
-    def _cpu_process_group(self) -> None:
-        """Processes started together (torchrun, ``accelerate launch``) on a machine without a
-        GPU: make them one gloo process group, as they would be on GPUs, not N runs that each
-        train alone on all the data (accelerate sets a CPU group up only with ``use_cpu``, and
-        DeepSpeed's only with a backend name)."""
-        import os
-
-        if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
-            return
-        import torch
-
-        if torch.cuda.is_available():
-            return
-        if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() == "true":
-            if self.ddp_backend is None:
-                self.ddp_backend = "gloo"
-                logger.info("DeepSpeed on the CPU: ddp_backend=gloo")
-        elif not self.use_cpu:
-            self.use_cpu = True
-            logger.info(
-                "%s processes and no GPU: use_cpu=True (one gloo process group)",
-                os.environ["WORLD_SIZE"],
-            )
-
     def _check(self) -> None:
         name = type(self).__name__
-
-        def bad(field_name: str, why: str) -> ValueError:
-            value = getattr(self, field_name)
-            return ValueError(f"{name}.{field_name}={value!r}: {why}")
-
+        bad = self._field_error
         for f in ("positive_copies", "lora_r", "lora_alpha", "decontamination_ngram",
                   "mine_top_k"):  # fmt: skip
             value = getattr(self, f)
@@ -243,12 +290,6 @@ class CorebRerankerConfig(SFTConfig):
                 "a yes/no example is one sequence scored at its last position; packing would "
                 "mix sequences: leave packing and padding_free off",
             )
-        if self.bf16 is True and not self.use_cpu and not bf16_supported():
-            raise bad(
-                "bf16",
-                "this machine has no GPU with bf16; leave bf16 unset (on where the GPU supports "
-                "it), set it false, or set use_cpu for bf16 autocast on the CPU",
-            )
         for main_task in self.main_tasks or ():
             if main_task not in MAIN_TASKS:
                 raise ValueError(
@@ -260,11 +301,6 @@ class CorebRerankerConfig(SFTConfig):
         """The prompt length the trained model is served with (a training sequence is the
         prompt plus its answer token)."""
         return int(self.max_length) - 1
-
-    def own_fields(self) -> dict[str, object]:
-        """The fields this class adds or re-defaults (its recipe), by name."""
-        mine = {f.name for f in fields(CorebRerankerConfig)} - {f.name for f in fields(SFTConfig)}
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in mine}
 
 
 def bf16_available() -> bool:
@@ -286,6 +322,8 @@ __all__ = [
     "ATTENTION_IMPLEMENTATIONS",
     "NEAR_DUPLICATE_ACTIONS",
     "CorebRerankerConfig",
+    "TrainerConventions",
     "bf16_available",
     "bf16_supported",
+    "field_help",
 ]

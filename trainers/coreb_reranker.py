@@ -251,8 +251,10 @@ def attention_implementation(choice: str) -> str:
     return "sdpa"
 
 
-def load_base(config: CorebRerankerConfig) -> tuple[Any, Any]:
-    """The base causal LM (float32, or bf16 when ``config.bf16``) and its tokenizer."""
+def load_base(config: CorebRerankerConfig, dtype: Any = None) -> tuple[Any, Any]:
+    """The base causal LM and its tokenizer: in ``dtype`` (default: float32, or bf16 when
+    ``config.bf16``: a LoRA run's frozen base; a full fine-tune keeps float32 master weights
+    and trains under bf16 autocast)."""
     import torch
     import transformers
 
@@ -265,7 +267,7 @@ def load_base(config: CorebRerankerConfig) -> tuple[Any, Any]:
     model = transformers.AutoModelForCausalLM.from_pretrained(
         path,
         gguf_file=gguf_file,
-        dtype=torch.bfloat16 if config.bf16 else torch.float32,
+        dtype=dtype if dtype is not None else torch.bfloat16 if config.bf16 else torch.float32,
         attn_implementation=attention_implementation(config.attn_implementation),
     )
     if gguf_file is not None:
@@ -304,17 +306,26 @@ def checkpoint_extras(
     folder: Path, config: CorebRerankerConfig, data: TrainingData, base: str
 ) -> None:
     """The files that make ``folder`` (an adapter checkpoint) a servable, documented model:
-    the manifest ``load_reranker`` reads, the config, the data report and fingerprint, the
-    disjointness report."""
+    the manifest ``load_reranker`` reads, then :func:`write_run_records`."""
     from reranker.registry import write_checkpoint_manifest
 
     folder.mkdir(parents=True, exist_ok=True)
     write_checkpoint_manifest(
         folder, base, max_length=config.reranker_max_length(), **base_options(config)
     )
-    _dump(folder / TRAINING_CONFIG, config.to_dict())
-    _dump(folder / DATA_REPORT, {**data.report, "fingerprint": data.fingerprint})
-    _dump(folder / DISJOINTNESS_REPORT, data.disjointness)
+    write_run_records(folder, config, data)
+
+
+def write_run_records(folder: Path, config: Any, data: TrainingData) -> None:
+    """What documents a run in ``folder``: the config (``training_config.json``), the data
+    report with the data's fingerprint (``data_report.json``, what a resume is checked
+    against) and the disjointness report (``disjointness_report.json``, where there is one).
+    ``config``: any ``TrainingArguments`` (its ``to_dict``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / TRAINING_CONFIG, config.to_dict())
+    write_json(folder / DATA_REPORT, {**data.report, "fingerprint": data.fingerprint})
+    if data.disjointness:
+        write_json(folder / DISJOINTNESS_REPORT, data.disjointness)
 
 
 def base_options(config: CorebRerankerConfig) -> dict[str, Any]:
@@ -326,21 +337,30 @@ def base_options(config: CorebRerankerConfig) -> dict[str, Any]:
     return {"gguf_file": config.gguf_file}
 
 
-def _dump(path: Path, body: Any) -> None:
+def write_json(path: Path, body: Any) -> None:
+    """``body`` as indented, key-sorted JSON (non-JSON values as their ``str``)."""
     text = json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False, default=str)
     path.write_text(text + "\n", encoding="utf-8")
 
 
-def _extras_callback(config: CorebRerankerConfig, data: TrainingData) -> Any:
+def extras_callback(config: Any, data: TrainingData, extras: Any = None) -> Any:
+    """A ``TrainerCallback`` that completes every ``checkpoint-N`` folder (main process only):
+    ``extras(folder)`` (default: :func:`checkpoint_extras` of ``config.model_name_or_path``),
+    then the curves so far when ``config.plot``."""
     from transformers import TrainerCallback
 
+    def default(folder: Path) -> None:
+        checkpoint_extras(folder, config, data, config.model_name_or_path)
+
+    write = extras or default
+
     class CheckpointExtras(TrainerCallback):
-        """Every checkpoint-N folder gets :func:`checkpoint_extras` (main process only)."""
+        """Every checkpoint-N folder gets its extras (main process only)."""
 
         def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             if state.is_world_process_zero:
                 folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-                checkpoint_extras(folder, config, data, config.model_name_or_path)
+                write(folder)
                 if config.plot:
                     save_curves(folder, state.log_history)
 
@@ -420,13 +440,16 @@ def write_validation(
             line = {k: row.get(k) for k in keep}
             line.update(query=row["query"], document=row["document"], before=b, after=a)
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
-    _dump(folder / VALIDATION_METRICS, metrics)
+    write_json(folder / VALIDATION_METRICS, metrics)
     return metrics
 
 
-def check_resumed_data(checkpoint: Path, data: TrainingData) -> None:
+def check_resumed_data(
+    checkpoint: Path, data: TrainingData, same: str = "train_sources and example options"
+) -> None:
     """``ValueError`` when the examples differ from those the checkpoint was trained on (its
-    ``data_report.json`` fingerprint): resuming would mix two data sets."""
+    ``data_report.json`` fingerprint): resuming would mix two data sets. ``same``: the options
+    the message asks to keep."""
     report = checkpoint / DATA_REPORT
     if not report.is_file():
         raise ValueError(
@@ -438,7 +461,7 @@ def check_resumed_data(checkpoint: Path, data: TrainingData) -> None:
         raise ValueError(
             f"resume_from_checkpoint={checkpoint}: the training examples changed since that "
             f"checkpoint (fingerprint {str(saved)[:12]} there, {data.fingerprint[:12]} now); "
-            "resume with the same train_sources and example options, or start a new run"
+            f"resume with the same {same}, or start a new run"
         )
 
 
@@ -510,7 +533,7 @@ def train_coreb_reranker(
         processing_class=tokenizer,
         data_collator=YesNoCollator(prompt),
         peft_config=lora_config(config),
-        callbacks=[_extras_callback(config, data), *callbacks],
+        callbacks=[extras_callback(config, data), *callbacks],
     )
     started = time.perf_counter()
     trainer.train(resume_from_checkpoint=config.resume_from_checkpoint)
@@ -525,7 +548,7 @@ def train_coreb_reranker(
     )
     if state.is_main_process:
         checkpoint_extras(output, config, data, config.model_name_or_path)
-        _dump(output / "log_history.json", trainer.state.log_history)
+        write_json(output / "log_history.json", trainer.state.log_history)
         if config.plot:
             save_curves(output, trainer.state.log_history)
         if data.validation:
@@ -557,7 +580,9 @@ __all__ = [
     "YesNoCollator",
     "build_training_data",
     "by_instruction",
+    "check_resumed_data",
     "checkpoint_extras",
+    "extras_callback",
     "load_base",
     "lora_config",
     "resolve_base",
@@ -566,4 +591,6 @@ __all__ = [
     "tokenize",
     "train_coreb_reranker",
     "validation_metrics",
+    "write_json",
+    "write_run_records",
 ]
