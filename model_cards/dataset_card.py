@@ -247,6 +247,20 @@ def _measured_section(report: Mapping[str, Any], margin: float) -> str:
     )
 
 
+def _exclusion_note(report: Mapping[str, Any]) -> str:
+    """The paragraph on the problems a problem split gave to training; empty without one."""
+    ex = report.get("exclusion")
+    if not ex:
+        return ""
+    n = ex["problems_excluded"]
+    held = f"{n:,} problem was" if n == 1 else f"{n:,} problems were"
+    return (
+        f"\n\n{held} held out for training (problem split seed {ex['seed']}); none of their "
+        f"submissions is in this build ({ex['submissions_excluded']:,} submissions left out; "
+        f"split file `{Path(ex['file']).name}`, SHA-256 `{ex['sha256']}`)."
+    )
+
+
 def _qualcode_tables(data: QualcodeCardData) -> dict[str, str]:
     """The statistics tables of the QualCode card."""
     r, o, rows, split = data.report, data.options, data.rows, data.split
@@ -334,6 +348,7 @@ def render_qualcode_card(data: QualcodeCardData) -> str:
             "configs": "\n".join(data.configs_yaml),
             "example_instruction": data.example_instruction,
             "sources": ", ".join(f"`{s}`" for s in r["sources"]),
+            "exclusion_note": _exclusion_note(r),
             "rows_table_body": "\n".join(
                 f"| `{n}` | {rows.get(n, {}).get(split, 0):,} |" for n in data.configs
             ),

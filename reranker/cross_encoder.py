@@ -61,6 +61,8 @@ class CrossEncoderReranker(BaseReranker):
             tokens per forward pass (``batch_size * max_length`` tokens).
         device: ``"cpu"``, ``"cuda"``, ... (default: sentence-transformers' choice).
         cache_dir: keep scores on disk there (see :mod:`reranker.base`).
+        trust_remote_code: run the model folder's own code (jina-reranker-v2 and models
+            fine-tuned from it); only for models you trust.
 
     Example::
 
@@ -86,6 +88,7 @@ class CrossEncoderReranker(BaseReranker):
         batch_size: int | None = None,
         device: str | None = None,
         cache_dir: str | Path | None = None,
+        trust_remote_code: bool = False,
     ) -> None:
         st = require("sentence_transformers")
         max_tokens_per_batch = token_budget(
@@ -98,7 +101,10 @@ class CrossEncoderReranker(BaseReranker):
             )
         self._source = str(model) if isinstance(model, (str, Path)) else None
         if isinstance(model, (str, Path)):
-            model = st.CrossEncoder(str(model), num_labels=1, max_length=max_length, device=device)
+            model = st.CrossEncoder(
+                str(model), num_labels=1, max_length=max_length, device=device,
+                trust_remote_code=trust_remote_code,
+            )  # fmt: skip
         num_labels = getattr(model, "num_labels", None)
         if num_labels != 1:
             raise ValueError(

@@ -307,7 +307,10 @@ def load_reranker(name_or_path: str | Path, **options: Any) -> BaseReranker:
         )
     check_hub_name(path)
     transformers = require("transformers")
-    config = transformers.AutoConfig.from_pretrained(path, gguf_file=options.get("gguf_file"))
+    config = transformers.AutoConfig.from_pretrained(
+        path, gguf_file=options.get("gguf_file"),
+        trust_remote_code=bool(options.get("trust_remote_code", False)),
+    )  # fmt: skip
     backend = backend_for(config, path)
     backend.check_options(options, path)
     return backend.cls(path, **options)

@@ -117,3 +117,18 @@ def test_bench_train_smoke(repo_root, tmp_path):
             assert supervised[-1] == "<|im_end|>" and len(supervised) >= 2
     assert result["ratios"]["speedup_checkpointing_off"] > 0
     assert (tmp_path / "bench_train.md").read_text().startswith("| setup |")
+
+
+@pytest.mark.slow
+@pytest.mark.needs_shared_data
+@pytest.mark.needs_toolchain("bwrap", "python3")
+def test_bench_synh_data_smoke(repo_root, tmp_path):
+    out = tmp_path / "bench_synh_data.json"
+    subprocess.run(
+        [sys.executable, str(repo_root / "benchmarks" / "bench_synh_data.py"),
+         "--n", "6", "--repeats", "1", "--lists-repeats", "1", "--out", str(out)],
+        check=True, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    results = json.loads(out.read_text())
+    assert results["variants"] == 6 and results["passed"]["agree"] >= 5
+    assert results["lists"]["make_lists"]["lists"] == results["lists"]["sequential"]["lists"]

@@ -15,6 +15,8 @@ takes a list of such dicts (several models, one release) and writes a PNG:
   reranked results (those carrying ``first_stage_rows``, written by the runner's second stage);
 * :func:`plot_all` — every one of them that has data;
 * :func:`plot_qualcode` — QPA per dimension and MCA per k of QualCode results.
+* :func:`plot_diversity` — per-query diversity of training variants per group (SynH-Rank
+  Figure 3), from ``trainers.quality_data.diversity`` reports.
 
 Models are ordered as in the paper's Figure 7: by Overall nDCG@10, best first, ties by name.
 Figures are drawn on a private Agg canvas (no pyplot, no display, global backend untouched)
@@ -715,6 +717,62 @@ def plot_training_curves(log_history: Sequence[Mapping[str, Any]], out_path: str
         return _save(fig, out_path)
 
 
+def plot_diversity(reports: Mapping[str, Mapping[str, Any]], out_path: str | Path) -> Path:
+    """Per-query syntactic and semantic diversity per group of variants (SynH-Rank Figure 3).
+
+    ``reports`` is ``{group: report}`` with each report a
+    ``trainers.quality_data.diversity.DiversityReport.to_dict()`` (``per_query``: ``{query:
+    {"syntactic": ..., "semantic": ...}}``), e.g. the ``groups`` of ``compare_diversity``. One
+    panel per distance: per group a box of its per-query means, the queries as points, the mean
+    over queries as a diamond, written under the group's name with the query count.
+
+    Raises:
+        ValueError: on no groups, or a group without ``per_query`` values.
+    """
+    if not isinstance(reports, Mapping) or not reports:
+        raise ValueError("reports must be a non-empty mapping {group: DiversityReport.to_dict()}")
+    embedders = {str(r.get("embedder")) for r in reports.values() if isinstance(r, Mapping)}
+    embedder = embedders.pop() if len(embedders) == 1 else "embeddings"
+    panels = {"syntactic": "1 - CodeBLEU", "semantic": f"1 - cosine, {embedder}"}
+    data: dict[str, dict[str, list[float]]] = {}
+    for group, report in reports.items():
+        per_query = report.get("per_query") if isinstance(report, Mapping) else None
+        if not isinstance(per_query, Mapping) or not per_query:
+            raise ValueError(
+                f"group {group!r} has no per_query diversity to plot; expected "
+                f"DiversityReport.to_dict() with at least one measured query"
+            )
+        for query, row in per_query.items():
+            if not isinstance(row, Mapping) or not panels.keys() <= row.keys():
+                raise ValueError(
+                    f"group {group!r}: per_query[{query!r}] lacks 'syntactic' or 'semantic'; "
+                    f"expected DiversityReport.to_dict()"
+                )
+        data[str(group)] = {k: [float(row[k]) for row in per_query.values()] for k in panels}
+    colors = _colors(len(data))
+    rng = np.random.default_rng(0)  # fixed jitter: the same input gives the same bytes
+    with _style():
+        fig = _new_figure(1.6 * len(data) + 4.0, 3.8)
+        for ax, (key, title) in zip(fig.subplots(1, 2), panels.items(), strict=True):
+            values = [d[key] for d in data.values()]
+            ax.boxplot(values, widths=0.5, showfliers=False)
+            for i, (vs, color) in enumerate(zip(values, colors, strict=True), start=1):
+                xs = i + rng.uniform(-0.12, 0.12, len(vs))
+                ax.scatter(xs, vs, s=12, color=color, alpha=0.7, zorder=3)
+                ax.scatter([i], [np.mean(vs)], marker="D", color="black", zorder=4)
+            labels = [
+                f"{g}\nmean {np.mean(v):.3f} (n={len(v)})"
+                for g, v in zip(data, values, strict=True)
+            ]
+            ax.set_xticks(range(1, len(data) + 1), labels, fontsize=8)
+            ax.set_title(f"{key.capitalize()} distance ({title})", fontsize=10)
+            ax.set_ylabel(f"mean pairwise {key} distance per query", fontsize=8)
+            ax.grid(True, axis="y", alpha=0.3)
+        fig.suptitle("Intra-query diversity of the code variants", fontsize=11)
+        fig.tight_layout()
+        return _save(fig, out_path)
+
+
 __all__ = [
     "LANGUAGES",
     "NDCG_CUTOFFS",
@@ -723,6 +781,7 @@ __all__ = [
     "language_matrix",
     "ndcg_curves",
     "plot_all",
+    "plot_diversity",
     "plot_intrusion",
     "plot_language_heatmap",
     "plot_ndcg_curves",

@@ -20,7 +20,9 @@ nDCG@10 of the pair's ``chosen`` code among it and its 99 ``retrieval_negative_i
 retrieval; graded with ``eval_metrics.evaluate_retrieval``, pytrec_eval), and MCA per number of
 conditions on ``mc_*cond`` (also per combination of conditions).
 
-Output: ``<out>/<scorer>/qualcode/{results.json, summary.md, qualcode.png, scores.jsonl}``.
+Output: ``<out>/<scorer>/qualcode/{results.json, summary.md, qualcode.png, scores.jsonl}``
+(every pair's and triplet's two scores) and ``retrieval_per_query.jsonl`` (MRR@10 and nDCG@10
+of every 1+99 query), so that two scorers can be compared pair by pair.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ logger = logging.getLogger(__name__)
 
 DIMENSIONS = QUALCODE_DIMENSIONS  # the name this module had first
 RETRIEVAL_MEASURES = {"mrr": [10], "ndcg": [10]}
+RETRIEVAL_PER_QUERY = "retrieval_per_query.jsonl"  # MRR@10 / nDCG@10 of every 1+99 query
 
 
 @dataclass
@@ -156,6 +159,16 @@ class DenseScorer:
         return out
 
 
+def cut_query(tokenizer: Any, query: str, budget: int | None) -> str:
+    """``query`` cut to its first ``budget`` tokens of ``tokenizer`` (whole when it fits, or
+    when ``budget`` is ``None``): how :class:`RerankerScorer` fits a long problem statement,
+    and how a trainer makes its training queries the same."""
+    if budget is None:
+        return query
+    ids = tokenizer(query, add_special_tokens=False)["input_ids"]
+    return query if len(ids) <= budget else tokenizer.decode(ids[:budget])
+
+
 class RerankerScorer:
     """A :mod:`reranker` model: the problem as query, the instruction in its own slot.
 
@@ -190,12 +203,7 @@ class RerankerScorer:
         if self.query_budget is None:
             return query
         if query not in self._cut:
-            ids = self._tokenizer(query, add_special_tokens=False)["input_ids"]
-            self._cut[query] = (
-                query
-                if len(ids) <= self.query_budget
-                else self._tokenizer.decode(ids[: self.query_budget])
-            )
+            self._cut[query] = cut_query(self._tokenizer, query, self.query_budget)
         return self._cut[query]
 
     def score(self, items: Sequence[Item]) -> list[float]:
@@ -339,7 +347,13 @@ def evaluate_qualcode(
     (target / "summary.md").write_text(summary_table([out]), encoding="utf-8")
     with open(target / "scores.jsonl", "w", encoding="utf-8") as fh:
         for rec in scores_out:
-            fh.write(json.dumps(rec) + "\n")
+            if "task" not in rec:
+                fh.write(json.dumps(rec) + "\n")
+    per_query = [rec for rec in scores_out if rec.get("task") == "retrieval"]
+    if per_query:
+        with open(target / RETRIEVAL_PER_QUERY, "w", encoding="utf-8") as fh:
+            for rec in per_query:
+                fh.write(json.dumps(rec) + "\n")
     if plots:
         plot_qualcode([out], target / "qualcode.png")
     out["out_dir"] = str(target)
@@ -440,7 +454,11 @@ def _retrieval(
     for (qid, d), s in zip(owner, scores, strict=True):
         run[qid][d] = s
     qrels = {r["pair_id"]: {r["chosen_id"]: 2} for r in rows}
-    means = evaluate_retrieval(qrels, dict(run), k_values=RETRIEVAL_MEASURES).mean()
+    evaluation = evaluate_retrieval(qrels, dict(run), k_values=RETRIEVAL_MEASURES)
+    means = evaluation.mean()
+    for qid, values in evaluation.per_query.items():  # for paired tests between scorers
+        scores_out.append({"task": "retrieval", "config": QUALCODE_PAIR_CONFIGS[dim], "id": qid,
+                           **{k: values[k] for k in ("mrr_at_10", "ndcg_at_10")}})  # fmt: skip
     return {
         "retrieval_mrr_at_10": means["mrr_at_10"],
         "retrieval_ndcg_at_10": means["ndcg_at_10"],

@@ -39,8 +39,10 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
      "compare"),
     ("execute", "run code candidates against their tests in the sandbox (results to JSONL)",
      "execute"),
-    ("train", "`train reranker`: fine-tune a yes/no reranker with LoRA (the CoREB-Reranker)",
-     "train"),
+    ("synh-rank", "SynH-Rank training data: `synh-rank data` builds verified quality lists, "
+     "`synh-rank diversity` compares their candidates", "synh_rank"),
+    ("train", "fine-tune rerankers: `train reranker` (the CoREB-Reranker, LoRA yes/no), "
+     "`train synh-rank` (quality-aware, SynH-Rank's hierarchical lists)", "train"),
 )  # fmt: skip
 
 DESCRIPTION = """\

@@ -58,12 +58,24 @@ class Generator(Protocol):
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
     ) -> str:
-        """The assistant's reply to ``messages`` (``[{"role": ..., "content": ...}]``)."""
+        """The assistant's reply to ``messages`` (``[{"role": ..., "content": ...}]``).
+
+        ``top_p`` (nucleus mass, ``0 < top_p <= 1``) and ``top_k`` (a positive int) restrict
+        sampling; ``None`` leaves the backend's default (SynH-Rank §5.4 samples with 0.8 / 20).
+        """
         ...
 
 
-def _check_request(messages: Messages, max_tokens: int, temperature: float) -> list[dict]:
+def _check_request(
+    messages: Messages,
+    max_tokens: int,
+    temperature: float,
+    top_p: float | None = None,
+    top_k: int | None = None,
+) -> list[dict]:
     """Validate a request once, for every backend, and return plain-dict messages."""
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not messages:
         raise ValueError(
@@ -86,7 +98,23 @@ def _check_request(messages: Messages, max_tokens: int, temperature: float) -> l
         raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature!r}")
+    if top_p is not None and (
+        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1
+    ):
+        raise ValueError(
+            f"top_p must be a number with 0 < top_p <= 1 (None = the backend's default), "
+            f"got {top_p!r}"
+        )
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(
+            f"top_k must be a positive int (None = the backend's default), got {top_k!r}"
+        )
     return out
+
+
+def _sampling_kwargs(top_p: float | None, top_k: int | None) -> dict[str, Any]:
+    """The sampling knobs that were set, for passing on (an unset one is never sent)."""
+    return {k: v for k, v in (("top_p", top_p), ("top_k", top_k)) if v is not None}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,7 +143,10 @@ class OpenAIGenerator:
 
     Requests go through ``huggingface_hub.InferenceClient(base_url=...).chat_completion``, which
     appends ``/v1/chat/completions`` (or ``/chat/completions`` after a ``/v1``) to ``base_url``
-    and sends ``model``, ``messages``, ``max_tokens``, ``temperature`` and ``seed``.
+    and sends ``model``, ``messages``, ``max_tokens``, ``temperature`` and ``seed``; ``top_p``
+    when set, as the standard field, and ``top_k`` when set, in the request body (not an OpenAI
+    field, but vLLM, SGLang and llama.cpp server accept it there). A request's ``top_p`` /
+    ``top_k`` win over the same keys in ``extra_params``.
 
     Failures: connection errors, timeouts, HTTP 429 and 5xx are retried ``retries`` times with
     exponential backoff (``backoff_s * 2**attempt``, or the server's ``Retry-After`` for 429 when
@@ -188,11 +219,19 @@ class OpenAIGenerator:
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
     ) -> str:
         """The first choice's message content; retried on transient failures (see class)."""
         from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
-        messages = _check_request(messages, max_tokens, temperature)
+        messages = _check_request(messages, max_tokens, temperature, top_p, top_k)
+        # the client merges extra_body over its own fields, so a request's top_p must leave it
+        extra = {
+            k: v for k, v in self.extra_params.items() if not (k == "top_p" and top_p is not None)
+        }
+        if top_k is not None:
+            extra["top_k"] = top_k
         transient = _transport_errors()
         attempt = 0
         while True:
@@ -204,8 +243,9 @@ class OpenAIGenerator:
                     max_tokens=max_tokens,
                     temperature=float(temperature),
                     seed=seed,
+                    top_p=None if top_p is None else float(top_p),
                     # only when set: older huggingface_hub versions lack the argument
-                    **({"extra_body": self.extra_params} if self.extra_params else {}),
+                    **({"extra_body": extra} if extra else {}),
                 )
                 break
             except OfflineModeIsEnabled as err:  # a ConnectionError: must come before `transient`
@@ -277,6 +317,8 @@ class TransformersGenerator:
     :class:`CachedGenerator` answering a re-run from its cache never loads it.
     ``temperature == 0`` decodes greedily; otherwise it samples, seeded by ``seed`` inside a
     forked torch RNG (the global RNG is left as it was), so a seeded request is reproducible.
+    When sampling, ``top_p`` / ``top_k`` replace the model's generation defaults (unset, those
+    defaults stay); greedy decoding has no use for them.
 
     Args:
         model_name_or_path: a local folder or Hub id (loading from the Hub needs network).
@@ -362,11 +404,13 @@ class TransformersGenerator:
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
     ) -> str:
         """The model's reply to ``messages``: greedy at temperature 0, else seeded sampling."""
         import torch
 
-        messages = _check_request(messages, max_tokens, temperature)
+        messages = _check_request(messages, max_tokens, temperature, top_p, top_k)
         if self._model is None:
             self._load()
         tokenizer, model = self._tokenizer, self._model
@@ -377,6 +421,10 @@ class TransformersGenerator:
         config.update(max_new_tokens=max_tokens, do_sample=temperature > 0)
         if temperature > 0:
             config["temperature"] = float(temperature)
+            if top_p is not None:
+                config["top_p"] = float(top_p)
+            if top_k is not None:
+                config["top_k"] = int(top_k)
         else:  # unset the sampling knobs so greedy decoding does not warn about them
             config.update(temperature=None, top_p=None, top_k=None, min_p=None)
         if config.get("pad_token_id") is None:
@@ -406,11 +454,12 @@ class TransformersGenerator:
 class CachedGenerator:
     """Every response of ``inner`` kept on disk, so a re-run generates nothing.
 
-    The key is a SHA-256 of (``inner.name``, messages, max_tokens, temperature, seed); the file
-    ``<cache_dir>/<key[:2]>/<key>.json`` holds the request next to the response, so a release's
-    LLM texts can be audited (what exactly was asked, of which model). Files are written to a
-    temporary name and renamed, so an interrupted run never leaves a truncated entry. Only
-    successful responses are cached: an error is raised again on the next run.
+    The key is a SHA-256 of (``inner.name``, messages, max_tokens, temperature, seed, and
+    ``top_p`` / ``top_k`` only when set, so entries written before they existed keep their keys);
+    the file ``<cache_dir>/<key[:2]>/<key>.json`` holds the request next to the response, so a
+    release's LLM texts can be audited (what exactly was asked, of which model). Files are
+    written to a temporary name and renamed, so an interrupted run never leaves a truncated
+    entry. Only successful responses are cached: an error is raised again on the next run.
 
     Attributes:
         hits, misses: counts for this instance (the pipeline reports them).
@@ -433,16 +482,31 @@ class CachedGenerator:
         return f"CachedGenerator({self.inner!r}, cache_dir={str(self.cache_dir)!r})"
 
     def request(
-        self, messages: list[dict], max_tokens: int, temperature: float, seed: int | None
+        self,
+        messages: list[dict],
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        top_p: float | None = None,
+        top_k: int | None = None,
     ) -> dict[str, Any]:
-        """The request as stored and hashed (numbers normalised: ``0`` and ``0.0`` are equal)."""
-        return {
+        """The request as stored and hashed (numbers normalised: ``0`` and ``0.0`` are equal).
+
+        ``top_p`` / ``top_k`` are keys only when set: a request without them hashes as it did
+        before they existed.
+        """
+        request = {
             "generator": self.name,
-            "messages": _check_request(messages, max_tokens, temperature),
+            "messages": _check_request(messages, max_tokens, temperature, top_p, top_k),
             "max_tokens": int(max_tokens),
             "temperature": float(temperature),
             "seed": None if seed is None else int(seed),
         }
+        if top_p is not None:
+            request["top_p"] = float(top_p)
+        if top_k is not None:
+            request["top_k"] = int(top_k)
+        return request
 
     def path_for(self, request: Mapping[str, Any]) -> Path:
         """Where ``request``'s response is (or would be) stored."""
@@ -457,9 +521,15 @@ class CachedGenerator:
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
     ) -> str:
-        """The cached response, or ``inner``'s (then stored)."""
-        request = self.request(messages, max_tokens, temperature, seed)
+        """The cached response, or ``inner``'s (then stored).
+
+        ``top_p`` / ``top_k`` reach ``inner`` only when set, so a backend written before they
+        existed keeps working for requests without them.
+        """
+        request = self.request(messages, max_tokens, temperature, seed, top_p, top_k)
         path = self.path_for(request)
         if path.is_file():
             try:
@@ -476,7 +546,11 @@ class CachedGenerator:
             return entry["response"]
         self.misses += 1
         response = self.inner.generate(
-            request["messages"], max_tokens=max_tokens, temperature=temperature, seed=seed
+            request["messages"],
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            **_sampling_kwargs(top_p, top_k),
         )
         entry = {"request": request, "response": response, "created": time.time()}
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from coreb_toolkit.benchmark.plots import (
     language_matrix,
     ndcg_curves,
     plot_all,
+    plot_diversity,
     plot_intrusion,
     plot_language_heatmap,
     plot_ndcg_curves,
@@ -228,3 +229,30 @@ def test_missing_matplotlib_names_the_extra(results, tmp_path, monkeypatch):
         plot_ndcg_curves(results, tmp_path / "x.png")
     # the data helpers need no matplotlib
     assert language_matrix(results)[0] == ["beta", "alpha"]
+
+
+def diversity_report(per_query):
+    """The shape of trainers.quality_data.diversity.DiversityReport.to_dict()."""
+    return {"per_query": {q: {"n_variants": 3, "n_pairs": 3, "syntactic": syn, "semantic": sem}
+                          for q, (syn, sem) in per_query.items()}, "skipped": {}}  # fmt: skip
+
+
+def test_plot_diversity_writes_a_png_the_same_every_time(tmp_path):
+    reports = {
+        "guideline": diversity_report({"p1": (0.7, 0.12), "p2": (0.66, 0.1), "p3": (0.71, 0.14)}),
+        "plain": diversity_report({"p1": (0.6, 0.08), "p2": (0.57, 0.09)}),
+    }
+    first = plot_diversity(reports, tmp_path / "a" / "diversity.png")
+    second = plot_diversity(reports, tmp_path / "b" / "diversity.png")
+    assert first.read_bytes().startswith(PNG_SIGNATURE) and first.stat().st_size > 1000
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_plot_diversity_rejects_reports_without_per_query_values(tmp_path):
+    with pytest.raises(ValueError, match="non-empty mapping"):
+        plot_diversity({}, tmp_path / "x.png")
+    with pytest.raises(ValueError, match="group 'plain' has no per_query"):
+        plot_diversity({"plain": {"per_query": {}}}, tmp_path / "x.png")
+    with pytest.raises(ValueError, match=r"per_query\['p1'\] lacks 'syntactic' or 'semantic'"):
+        plot_diversity({"plain": {"per_query": {"p1": {"semantic": 0.1}}}}, tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()

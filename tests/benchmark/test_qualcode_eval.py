@@ -66,6 +66,16 @@ def test_qpa_mca_and_retrieval_by_hand(folder, tmp_path):
     assert len(lines) == sum(len(r) for r in data.pairs.values()) + sum(
         len(r) for r in data.triplets.values()
     )
+    # the 1+99 task per query: the reciprocal ranks computed above, query by query
+    per_query = [json.loads(x) for x in (target / qe.RETRIEVAL_PER_QUERY).read_text().splitlines()]
+    for dim, rows in data.pairs.items():
+        mine = {r["id"]: r["mrr_at_10"] for r in per_query if r["config"] == f"qualcode_{dim}"}
+        expected = {
+            r["pair_id"]: 1
+            / (1 + sum(num(n) < num(r["chosen_id"]) for n in r["retrieval_negative_ids"]))
+            for r in rows
+        }
+        assert mine == pytest.approx(expected), dim
 
 
 def test_a_tie_is_a_loss(folder):

@@ -96,7 +96,7 @@ def test_main_help_lists_every_command_on_one_line_without_importing_them():
 
 
 LEAVES = ["release", "build", "qualcode build", "qualcode evaluate", "evaluate", "score",
-          "compare", "execute", "train reranker"]  # fmt: skip
+          "compare", "execute", "train reranker", "train synh-rank"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", LEAVES)

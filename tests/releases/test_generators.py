@@ -430,6 +430,12 @@ def test_transformers_bad_dtype_is_rejected_before_loading():
 
 
 @pytest.mark.slow
+def test_transformers_seeded_top_p_top_k_sampling_is_reproducible(smollm):
+    kwargs = {"max_tokens": 16, "temperature": 0.7, "top_p": 0.8, "top_k": 20, "seed": 5}
+    assert smollm.generate(MESSAGES, **kwargs) == smollm.generate(MESSAGES, **kwargs)
+
+
+@pytest.mark.slow
 def test_transformers_through_spec_and_cache(smollm, tmp_path):
     cached = CachedGenerator(smollm, tmp_path)
     assert cached.generate(MESSAGES, max_tokens=8) == smollm.generate(MESSAGES, max_tokens=8)
@@ -579,3 +585,192 @@ def test_extract_code():
     assert prompts.extract_code("x\n```go\npackage main\n```\n") == "package main\n"
     with pytest.raises(ValueError, match="no <code>"):
         prompts.extract_code("I cannot solve this.")
+
+
+# ---------------------------------------------------------------------------------------------
+# top_p / top_k [SynH-Rank §5.4 samples with top-p 0.8, top-k 20]
+# ---------------------------------------------------------------------------------------------
+
+
+def test_openai_sends_top_p_as_the_standard_field_and_top_k_in_the_body(server):
+    gen = OpenAIGenerator(f"{server.url}/v1", "m", backoff_s=0.0)
+    gen.generate(MESSAGES, temperature=0.7, top_p=0.8, top_k=20, seed=1)
+    gen.generate(MESSAGES, temperature=0.7, seed=1)
+    with_knobs, without = (r["body"] for r in server.requests)
+    assert (with_knobs["top_p"], with_knobs["top_k"]) == (0.8, 20)
+    assert with_knobs["temperature"] == 0.7
+    # unset knobs are not sent: the server's defaults apply, as before
+    assert "top_k" not in without
+    assert without.get("top_p") is None
+
+
+def test_openai_request_top_p_and_top_k_win_over_extra_params(server):
+    gen = OpenAIGenerator(
+        server.url, "m", extra_params={"top_k": 5, "top_p": 0.5, "min_p": 0.1}, backoff_s=0.0
+    )
+    gen.generate(MESSAGES, top_p=0.8, top_k=20)
+    gen.generate(MESSAGES)
+    explicit, default = (r["body"] for r in server.requests)
+    assert (explicit["top_p"], explicit["top_k"], explicit["min_p"]) == (0.8, 20, 0.1)
+    assert (default["top_p"], default["top_k"], default["min_p"]) == (0.5, 5, 0.1)
+    assert gen.extra_params == {"top_k": 5, "top_p": 0.5, "min_p": 0.1}  # not mutated
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"top_p": 0.0}, "top_p"),
+        ({"top_p": 1.5}, "top_p"),
+        ({"top_p": "0.8"}, "top_p"),
+        ({"top_p": True}, "top_p"),
+        ({"top_k": 0}, "top_k"),
+        ({"top_k": 2.5}, "top_k"),
+        ({"top_k": True}, "top_k"),
+    ],
+)
+def test_bad_top_p_and_top_k_are_rejected_before_any_http(server, tmp_path, kwargs, match):
+    gen = OpenAIGenerator(server.url, "m", backoff_s=0.0)
+    with pytest.raises(ValueError, match=match):
+        gen.generate(MESSAGES, **kwargs)
+    with pytest.raises(ValueError, match=match):
+        CachedGenerator(gen, tmp_path).generate(MESSAGES, temperature=0.7, **kwargs)
+    assert server.requests == []
+    assert not any(tmp_path.rglob("*.json"))
+
+
+def test_top_p_of_one_is_accepted(server):
+    OpenAIGenerator(server.url, "m", backoff_s=0.0).generate(MESSAGES, top_p=1, top_k=1)
+    assert (server.requests[0]["body"]["top_p"], server.requests[0]["body"]["top_k"]) == (1, 1)
+
+
+def _old_cache_path(cache_dir: Path, request: dict) -> Path:
+    """The cache path as computed before top_p / top_k existed (written out independently)."""
+    import hashlib
+
+    blob = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    key = hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return cache_dir / key[:2] / f"{key}.json"
+
+
+def test_cache_key_without_top_p_and_top_k_is_the_old_key(tmp_path):
+    inner = _Counting("model-a")
+    gen = CachedGenerator(inner, tmp_path)
+    gen.generate(MESSAGES, max_tokens=20, temperature=0.5, seed=3)
+    old_request = {
+        "generator": "model-a",
+        "messages": MESSAGES,
+        "max_tokens": 20,
+        "temperature": 0.5,
+        "seed": 3,
+    }
+    (stored,) = tmp_path.rglob("*.json")
+    assert stored == _old_cache_path(tmp_path, old_request)
+    assert json.loads(stored.read_text(encoding="utf-8"))["request"] == old_request
+    # an entry written by the old code is served: no generation
+    assert gen.generate(MESSAGES, max_tokens=20, temperature=0.5, seed=3) == "model-a answer 1"
+    assert inner.calls == 1
+
+
+class _Recording:
+    """A generator with the new keywords, recording what reached it."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.kwargs: list[dict] = []
+
+    def generate(self, messages, **kwargs) -> str:
+        self.kwargs.append(kwargs)
+        return f"answer {len(self.kwargs)}"
+
+
+def test_cache_keys_top_p_and_top_k_and_passes_them_on(tmp_path):
+    inner = _Recording()
+    gen = CachedGenerator(inner, tmp_path)
+    plain = gen.generate(MESSAGES, temperature=0.7, seed=1)
+    nucleus = gen.generate(MESSAGES, temperature=0.7, seed=1, top_p=0.8)
+    both = gen.generate(MESSAGES, temperature=0.7, seed=1, top_p=0.8, top_k=20)
+    assert len({plain, nucleus, both}) == 3  # three keys, three generations
+    assert gen.generate(MESSAGES, temperature=0.7, seed=1, top_p=0.8, top_k=20) == both
+    assert gen.misses == 3 and gen.hits == 1
+    # only the knobs that were set reach the inner generator (old-style backends keep working)
+    assert inner.kwargs[0] == {"max_tokens": 512, "temperature": 0.7, "seed": 1}
+    assert inner.kwargs[2] == {
+        "max_tokens": 512,
+        "temperature": 0.7,
+        "seed": 1,
+        "top_p": 0.8,
+        "top_k": 20,
+    }
+    request = gen.request(MESSAGES, 512, 0.7, 1, top_p=0.8, top_k=20)
+    assert (request["top_p"], request["top_k"]) == (0.8, 20)
+    assert "top_p" not in gen.request(MESSAGES, 512, 0.7, 1)
+
+
+def test_cache_works_with_an_inner_generator_without_the_new_keywords(tmp_path):
+    inner = _Counting()  # the pre-top_p signature
+    assert CachedGenerator(inner, tmp_path).generate(MESSAGES, seed=4) == "fake answer 1"
+
+
+class _FakeTokenizer:
+    chat_template = "fake"
+    pad_token_id = 0
+    eos_token_id = 0
+
+    def apply_chat_template(self, messages, tokenize, add_generation_prompt):
+        return "prompt"
+
+    def __call__(self, text, return_tensors, add_special_tokens):
+        import torch
+        from transformers import BatchEncoding
+
+        return BatchEncoding({"input_ids": torch.tensor([[1, 2]])})
+
+    def decode(self, tokens, skip_special_tokens):
+        return "reply"
+
+
+class _FakeCausalLM:
+    """Records the generation config transformers would decode with."""
+
+    def __init__(self) -> None:
+        import torch
+        from transformers import GenerationConfig
+
+        self.generation_config = GenerationConfig(top_p=0.9, top_k=50)
+        self.device = torch.device("cpu")
+        self.configs: list = []
+
+    def generate(self, input_ids, generation_config):
+        import torch
+
+        self.configs.append(generation_config)
+        return torch.cat([input_ids, torch.tensor([[3]])], dim=1)
+
+
+def _fake_transformers_generator() -> tuple[TransformersGenerator, _FakeCausalLM]:
+    if not (_has("torch") and _has("transformers")):
+        pytest.skip("needs torch and transformers (pip install coreb-toolkit[models])")
+    gen = TransformersGenerator("/no/such/model")
+    model = _FakeCausalLM()
+    gen._model, gen._tokenizer = model, _FakeTokenizer()
+    return gen, model
+
+
+def test_transformers_samples_with_top_p_and_top_k():
+    gen, model = _fake_transformers_generator()
+    assert gen.generate(MESSAGES, temperature=0.7, top_p=0.8, top_k=20, seed=1) == "reply"
+    config = model.configs[-1]
+    assert config.do_sample is True
+    assert (config.temperature, config.top_p, config.top_k) == (0.7, 0.8, 20)
+    # unset: the model's own generation defaults stay
+    gen.generate(MESSAGES, temperature=0.7, seed=1)
+    assert (model.configs[-1].top_p, model.configs[-1].top_k) == (0.9, 50)
+
+
+def test_transformers_greedy_ignores_the_sampling_knobs():
+    gen, model = _fake_transformers_generator()
+    gen.generate(MESSAGES, temperature=0.0, top_p=0.8, top_k=20)
+    assert model.configs[-1].do_sample is False
+    with pytest.raises(ValueError, match="top_k"):
+        gen.generate(MESSAGES, temperature=0.7, top_k=-1)

@@ -193,3 +193,34 @@ def test_a_checkpoint_naming_itself_as_base_is_refused(tmp_path):
     write_checkpoint_manifest(tmp_path, str(tmp_path))
     with pytest.raises(ValueError, match="names itself as its base model"):
         load_reranker(tmp_path)
+
+
+def test_trust_remote_code_reaches_the_config_and_the_model(monkeypatch, tmp_path):
+    """A jina-reranker-v2 folder (custom code) needs trust_remote_code at both loads."""
+    import transformers
+
+    import reranker.cross_encoder as ce
+
+    seen = {}
+
+    class Config:
+        architectures = ("XLMRobertaForSequenceClassification",)
+        num_labels = 1
+
+    def config(path, **kw):
+        seen["config"] = kw.get("trust_remote_code")
+        return Config()
+
+    class Stop(Exception):
+        pass
+
+    def cross_encoder(path, **kw):
+        seen["model"] = kw.get("trust_remote_code")
+        raise Stop
+
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", config)
+    monkeypatch.setattr(ce.require("sentence_transformers"), "CrossEncoder", cross_encoder)
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(Stop):
+        load_reranker(tmp_path, trust_remote_code=True)
+    assert seen == {"config": True, "model": True}

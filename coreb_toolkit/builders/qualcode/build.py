@@ -31,7 +31,8 @@ def cached_data(sources: tuple[str, ...], options: QualcodeOptions) -> QualcodeD
     """:func:`prepare` of ``sources`` with ``options``, prepared again only when a source file
     changed (size or modification time) or the options differ; one result is kept."""
     stamp = []
-    for s in sources:
+    split = [options.exclude_problems_from] if options.exclude_problems_from else []
+    for s in [*sources, *split]:  # a changed split file behind the same path is a change
         p = Path(s)
         files = sorted(p.rglob("*")) if p.is_dir() else [p]
         stamp += [(str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.is_file()]

@@ -6,6 +6,7 @@ the CLI embed it, and each field's ``help`` is its documentation everywhere.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -107,7 +108,27 @@ class QualcodeOptions:
         },
     )
 
+    exclude_problems_from: str | None = field(
+        default=None,
+        metadata={
+            "metavar": "FILE",
+            "help": "A problem split file (problem_split.json, written with SynH-Rank training "
+            "lists): its 'train' problems are left out of the build, so that no training "
+            "problem is evaluated; the report and the card say how many and record the file's "
+            "seed and SHA-256.",
+        },
+    )
+
     def __post_init__(self) -> None:
+        if isinstance(self.exclude_problems_from, os.PathLike):
+            object.__setattr__(self, "exclude_problems_from", os.fspath(self.exclude_problems_from))
+        if self.exclude_problems_from is not None and (
+            not isinstance(self.exclude_problems_from, str) or not self.exclude_problems_from
+        ):
+            raise ValueError(
+                "exclude_problems_from must be the path of a problem split file "
+                f"(problem_split.json) or None, got {self.exclude_problems_from!r}"
+            )
         if not (isinstance(self.margin, (int, float)) and self.margin >= 1):
             raise ValueError(f"margin must be a number >= 1, got {self.margin!r}")
         for name in ("retrieval_negatives", "mc_per_k", "repeats"):

@@ -3,10 +3,14 @@ and build every pair, label and triplet."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from coreb_toolkit.builders.qualcode.data import Candidate, Drop, QualcodeData
@@ -15,6 +19,87 @@ from coreb_toolkit.builders.qualcode.options import QualcodeOptions
 from coreb_toolkit.builders.qualcode.pairs import attach_retrieval_negatives, make_pairs
 from coreb_toolkit.builders.qualcode.report import build_report
 from coreb_toolkit.vocabulary import QUALCODE_DIMENSIONS
+
+EXCLUDED_REASON = "training problem (problem split)"
+"""The drop reason of the submissions of a problem the problem split gives to training."""
+
+SPLIT_FORMAT = "coreb-problem-split"
+"""The ``format`` of a problem split file (:mod:`trainers.quality_data.split` writes them)."""
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """The training side of a problem split file, which a QualCode build leaves out.
+
+    Attributes:
+        path: the file, as given.
+        train: the training problems' ids.
+        eval: the evaluation problems' ids.
+        seed: the split's seed.
+        sha256: the SHA-256 of the file's bytes (the report records which split was used).
+    """
+
+    path: str
+    train: frozenset[str]
+    eval: frozenset[str]
+    seed: int
+    sha256: str
+
+    def report(self, submissions: Mapping[str, Sequence[Any]], excluded: set[str]) -> dict:
+        """The build report's ``exclusion`` record for a build of ``submissions``."""
+        return {
+            "file": self.path,
+            "sha256": self.sha256,
+            "seed": self.seed,
+            "train_problems_in_file": len(self.train),
+            "problems_excluded": len(excluded),
+            "submissions_excluded": sum(len(submissions[p]) for p in excluded),
+            # problems the split does not know: neither trained on nor held out by it
+            "problems_not_in_split": sum(
+                1 for p in submissions if p not in self.train and p not in self.eval
+            ),
+        }
+
+
+def read_exclusion(path: str | os.PathLike[str]) -> Exclusion:
+    """Read a problem split file (``problem_split.json``) for ``exclude_problems_from``.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not a problem split file, or its ``train``, ``eval`` or ``seed`` field is
+            missing or of the wrong type; the message names the file and the field.
+    """
+    where = f"exclude_problems_from (--exclude-problems-from) {os.fspath(path)}"
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(
+            f"{where}: no such file; give the problem_split.json written with the training lists"
+        )
+    raw = file.read_bytes()
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{where}: not a JSON problem split ({e})") from e
+    if not isinstance(record, dict) or record.get("format") != SPLIT_FORMAT:
+        got = record.get("format") if isinstance(record, dict) else type(record).__name__
+        raise ValueError(
+            f"{where}: field 'format' must be {SPLIT_FORMAT!r}, got {got!r} (write the file "
+            "with trainers.quality_data.split.write_split)"
+        )
+    sides = {}
+    for name in ("train", "eval"):
+        ids = record.get(name)
+        if not isinstance(ids, list) or not all(isinstance(p, str) and p for p in ids):
+            raise ValueError(f"{where}: field {name!r} must be a list of problem id strings")
+        sides[name] = frozenset(ids)
+    seed = record.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"{where}: field 'seed' must be an int, got {seed!r}")
+    if sides["train"] & sides["eval"]:
+        raise ValueError(f"{where}: some problems are on both sides of the split")
+    return Exclusion(
+        os.fspath(path), sides["train"], sides["eval"], seed, hashlib.sha256(raw).hexdigest()
+    )
 
 
 # the construction's one sequence of steps (read, select, analyse, measure, pairs, labels, MC)
@@ -44,10 +129,21 @@ def prepare(
             raise ValueError("no sources: give at least one CodeNet-style path")
         data = codenet.load(list(sources), language=options.language, progress=progress)
     dropped = [Drop(d.stage, d.reason, d.item, d.where) for d in data.dropped]
+    exclusion = (
+        None
+        if options.exclude_problems_from is None
+        else read_exclusion(options.exclude_problems_from)
+    )
+    excluded: set[str] = set()
     statements: dict[str, str] = {}
     candidates: dict[str, list[Candidate]] = {}
     for problem_id in sorted(data.submissions):
         subs = data.submissions[problem_id]
+        if exclusion is not None and problem_id in exclusion.train:
+            excluded.add(problem_id)
+            for s in subs:
+                dropped.append(Drop("select", EXCLUDED_REASON, s.submission_id, problem_id))
+            continue
         problem = data.problems.get(problem_id)
         statement = problem.statement if problem is not None else None
         reason = None
@@ -110,7 +206,17 @@ def prepare(
     for d in QUALCODE_DIMENSIONS:
         label_candidates(d, candidates, options, dropped)
     triplets, mc_report = make_triplets(statements, candidates, options)
-    report = build_report(data, options, analyser, candidates, pairs, triplets, mc_report, dropped)
+    report = build_report(
+        data,
+        options,
+        analyser,
+        candidates,
+        pairs,
+        triplets,
+        mc_report,
+        dropped,
+        exclusion=None if exclusion is None else exclusion.report(data.submissions, excluded),
+    )
     if measured_report is not None:
         report["measured"] = measured_report
     return QualcodeData(options, statements, candidates, pairs, triplets, dropped, report)

@@ -22,7 +22,11 @@ def build_report(
     triplets: Mapping[int, list[dict[str, Any]]],
     mc_report: dict[str, Any],
     dropped: list[Drop],
+    *,
+    exclusion: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The build report; ``exclusion`` is the record of the problems a problem split gave to
+    training and the build left out (``None``: no split was given)."""
     corpus = [c for cs in candidates.values() for c in cs]
     by_stage: dict[str, Counter] = defaultdict(Counter)
     for d in dropped:
@@ -61,6 +65,7 @@ def build_report(
         "triplets": {f"k={k}": len(rows) for k, rows in triplets.items()},
         "mc": mc_report,
         "dropped": {stage: dict(sorted(c.items())) for stage, c in sorted(by_stage.items())},
+        "exclusion": exclusion,
     }
 
 

@@ -131,6 +131,13 @@ class ModelArguments:
             "truncated (default: the backend's, 512 cross-encoder / 8192 generative)",
         },
     )
+    rerank_trust_remote_code: bool = field(
+        default=False,
+        metadata={
+            "help": "with --reranker: run the model's own code from its folder or the Hub "
+            "(jina-reranker-v2 and models trained from it need it); only for models you trust",
+        },
+    )
     json: Path | None = field(
         default=None, metadata={"help": "also write every result as one JSON file"}
     )
@@ -140,6 +147,7 @@ class ModelArguments:
         return {
             "--rerank-batch-size": self.rerank_batch_size,
             "--rerank-max-length": self.rerank_max_length,
+            "--rerank-trust-remote-code": self.rerank_trust_remote_code or None,
         }
 
     def __post_init__(self) -> None:
@@ -189,6 +197,8 @@ class ModelArguments:
         options: dict[str, Any] = {}
         if self.rerank_max_length is not None:
             options["max_length"] = self.rerank_max_length
+        if self.rerank_trust_remote_code:
+            options["trust_remote_code"] = True
         if self.rerank_batch_size is not None:
             # the backends batch by a padded-token budget: N pairs of the longest allowed length
             options["batch_size"] = self.rerank_batch_size

@@ -39,7 +39,9 @@ examples:
   coreb qualcode build --source ../shared/data/codenet --out qualcode
   coreb qualcode build --source ../shared/data/codenet --source ../shared/data/nofuneval \\
       --labels measured --repeats 5 --out qualcode_measured --force
-  coreb qualcode build --source /data/Project_CodeNet --analyser pylint --seed 1 --out qc"""
+  coreb qualcode build --source /data/Project_CodeNet --analyser pylint --seed 1 --out qc
+  coreb qualcode build --source ../shared/data/codenet --source ../shared/data/nofuneval \\
+      --exclude-problems-from lists/problem_split.json --out qualcode_heldout"""
 
 EVALUATE_DESCRIPTION = """\
 Score a QualCode folder written by `coreb qualcode build`: each --model (bm25, an embedder) and
@@ -117,6 +119,13 @@ def build(args: QualcodeBuildArguments, options: qualcode_dataset.QualcodeOption
         why = r["mc"][f"k={k}"]["why_short"]
         if why:
             print(f"  mc k={k}: {r['mc'][f'k={k}']['reached']:,} of {options.mc_per_k:,}: {why}")
+    ex = r.get("exclusion")
+    if ex:
+        print(
+            f"  {ex['problems_excluded']:,} training problems left out "
+            f"({ex['submissions_excluded']:,} submissions; problem split seed {ex['seed']}, "
+            f"{ex['file']})"
+        )
     dropped = sum(n for reasons in r["dropped"].values() for n in reasons.values())
     print(f"  {dropped:,} drops, each with its reason, in {args.out / 'build_report.json'}")
     if args.json:

@@ -1,7 +1,11 @@
 """``coreb train reranker``: the CoREB-Reranker (LoRA yes/no fine-tune with TRL) from a built
 CoREB dataset. The arguments are :class:`trainers.config.CorebRerankerConfig`, a TRL
 ``SFTConfig``, parsed by a ``trl.TrlParser`` (every ``TrainingArguments`` field as TRL spells
-it; ``--config FILE.yaml`` as TRL reads it, its ``env:`` block included)."""
+it; ``--config FILE.yaml`` as TRL reads it, its ``env:`` block included).
+
+``coreb train synh-rank``: a quality-aware reranker trained on hierarchical lists (SynH-Rank,
+or its SRCL / InfoNCE baselines); :class:`trainers.synh_rank_config.SynhRankConfig`, a
+sentence-transformers ``CrossEncoderTrainingArguments``, through the same parser."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ try:
     from trl import TrlParser
 
     from trainers.config import CorebRerankerConfig
+    from trainers.synh_rank_config import SynhRankConfig
 except ImportError as err:
     raise ImportError(
         f"`coreb train` needs the training stack ({err.name or err}): "
@@ -23,8 +28,9 @@ except ImportError as err:
     ) from err
 
 DESCRIPTION = """\
-Train rerankers on CoREB data: `coreb train reranker` fine-tunes a generative yes/no reranker
-with LoRA (the CoREB-Reranker, CoREB §4.3)."""
+Train rerankers: `coreb train reranker` fine-tunes a generative yes/no reranker with LoRA on
+CoREB data (the CoREB-Reranker, CoREB §4.3); `coreb train synh-rank` trains a quality-aware
+reranker on hierarchical lists (SynH-Rank §4.2, with the SRCL and InfoNCE baselines)."""
 
 RERANKER_DESCRIPTION = """\
 Fine-tune a generative yes/no reranker (Qwen3-Reranker format) with LoRA through TRL's
@@ -89,6 +95,67 @@ def train_reranker(config: CorebRerankerConfig) -> int:
     return 0
 
 
+SYNH_RANK_DESCRIPTION = """\
+Teach a reranker to prefer fast, memory-efficient or maintainable code (SynH-Rank §4.2). Each
+training list is one query (a quality instruction such as "Retrieve code that is fast" and a
+task statement) with its candidate codes labelled 2 (relevant and high quality), 1 (relevant,
+low quality) and 0 (irrelevant); --train_lists names folders of such lists, as the SynH-Rank
+data steps write them (trainers/quality_data). The reranker learns to score 2 above 1 above 0:
+
+  --loss lambda   SynH-Rank: the LambdaRank loss of eq. (5)-(6) over every ordered pair
+                  (averaged over the batch's pairs where the paper sums)
+  --loss srcl     the SRCL baseline: InfoNCE, any relevant code against 5 irrelevant ones
+  --loss infonce  the loss ablation: InfoNCE, the label-2 code against the list's others
+
+The base is a cross-encoder (bge-reranker-v2-m3, jina-reranker-v2; trained with
+sentence-transformers' CrossEncoderTrainer) or a generative yes/no reranker (Qwen3-Reranker:
+score = logit(yes) - logit(no) of the prompt `coreb evaluate` serves it with); full
+fine-tuning as in the paper, or --finetuning lora for a generative one. Defaults are the
+paper's (§5.4): batch 16 lists, 1 epoch, lr 6e-6, seed 42. A seeded share of the tasks is held
+out: their lists are scored before and after training (nDCG, ordered pairs in order, per
+dimension). OUTPUT_DIR gets the model as `coreb evaluate --reranker OUTPUT_DIR` loads it, the
+config, the data report, the validation metrics and the loss curves; every checkpoint too.
+
+Every CrossEncoderTrainingArguments / TrainingArguments option applies, spelled as the
+libraries spell it (--output_dir, --max_steps, --resume_from_checkpoint, --save_steps, ...);
+under accelerate as `coreb train reranker`:
+  accelerate launch --config_file trainers/configs/accelerate/single_gpu.yaml \\
+      -m coreb_toolkit.cli train synh-rank --config cfg.yaml
+
+examples:
+  coreb train synh-rank --config trainers/configs/synh_rank_qwen3_reranker_0_6b.yaml
+  coreb train synh-rank --config trainers/configs/synh_rank_bge_reranker_v2_m3.yaml --loss srcl \\
+      --output_dir bge-srcl
+  coreb train synh-rank --model_name_or_path minilm --train_lists lists/ --output_dir ckpt \\
+      --max_steps 50
+  coreb qualcode evaluate QUALCODE_DIR --reranker ckpt --out results"""
+
+
+def train_synh_rank(config: SynhRankConfig) -> int:
+    from trainers.synh_rank import train_synh_rank as train
+
+    result = train(config)
+    from accelerate import PartialState
+
+    if not PartialState().is_main_process:
+        return 0  # one summary per run, not one per process
+    print(f"trained {result.global_step} steps on {result.train_examples} {config.loss} rows in "
+          f"{result.train_runtime_s:.0f} s; model and reports in {result.output_dir}")  # fmt: skip
+    if result.after:
+        print("validation (held-out tasks' lists), before -> after:")
+        for group, after in result.after.items():
+            before = result.before.get(group, {})
+            line = ", ".join(
+                f"{key} {before.get(key, float('nan')):.4f} -> {after[key]:.4f}"
+                for key in ("ndcg", "pair_accuracy")
+            )
+            print(f"  {group} ({after['lists']} lists): {line}")
+        print(json.dumps({"before": result.before, "after": result.after}, sort_keys=True))
+    print(f"evaluate it: coreb qualcode evaluate QUALCODE_DIR --reranker {result.output_dir} "
+          "--out results")  # fmt: skip
+    return 0
+
+
 COMMANDS = (
     Command(
         name="train reranker",
@@ -97,6 +164,15 @@ COMMANDS = (
         arguments=(CorebRerankerConfig,),
         run=train_reranker,
         mode="`coreb train reranker`",
+        parser_class=TrlCommandParser,
+    ),
+    Command(
+        name="train synh-rank",
+        help="train a quality-aware reranker on hierarchical lists (SynH-Rank; SRCL, InfoNCE)",
+        description=SYNH_RANK_DESCRIPTION,
+        arguments=(SynhRankConfig,),
+        run=train_synh_rank,
+        mode="`coreb train synh-rank`",
         parser_class=TrlCommandParser,
     ),
 )
