@@ -30,31 +30,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("COREB_SHARED_DATA", ROOT.parent / "shared" / "data"))
-COREB = [sys.executable, "-m", "coreb_toolkit.cli"]
+# the CoREB-Reranker proof's steps runner (this folder is on sys.path when run as a script)
+from train_coreb_reranker_cpu import COREB, ROOT, SHARED, run
+
 MODELS = {"vanilla": "minilm", "srcl": None, "synh-rank": None}  # the last two: checkpoints
-
-
-def run(cmd: list[str], log: Path) -> float:
-    """Run ``cmd`` (its output to ``log``); its wall time. A failure shows the log's tail."""
-    print("$", " ".join(cmd), flush=True)
-    started = time.perf_counter()
-    with log.open("w", encoding="utf-8") as out:
-        done = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=False)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
-        raise SystemExit(f"failed ({done.returncode}) after {seconds:.0f} s:\n{tail}")
-    print(f"  done in {seconds:.0f} s (log: {log})", flush=True)
-    return seconds
 
 
 def bootstrap_ci(values: list[float], n: int = 10_000, seed: int = 0) -> tuple[float, float]:
