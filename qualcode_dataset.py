@@ -176,13 +176,18 @@ def build(
     sources: Any, out_dir: str | os.PathLike[str] = DEFAULT_OUT, *, card: Any = None, **kwargs: Any
 ):
     """Build the Hub folder (every argument: :func:`coreb_toolkit.builders.qualcode.build.build`),
-    with the toolkit's dataset card unless ``card`` is given.
+    with the toolkit's dataset card (and the Hub's ``eval.yaml``) unless ``card`` (``eval_card``)
+    is given.
 
     This entry point is where the builder meets the cards: the builder modules never import
     :mod:`model_cards` (imports run builders -> cards), so the renderer is handed to them here.
     """
     if card is None:
         from model_cards.dataset_card import render_qualcode_card as card
+    if "eval_card" not in kwargs:
+        from model_cards.dataset_card import render_qualcode_eval_yaml
+
+        kwargs["eval_card"] = render_qualcode_eval_yaml
     return _build_with_card(sources, out_dir, card=card, **kwargs)
 
 

@@ -39,6 +39,10 @@ from coreb_toolkit.vocabulary import (
 TEMPLATES = Path(__file__).parent / "templates"
 COREB_TEMPLATE = TEMPLATES / "coreb_dataset_card.md"
 QUALCODE_TEMPLATE = TEMPLATES / "qualcode_dataset_card.md"
+EVAL_YAML = "eval.yaml"
+#: ``evaluation_framework`` of the eval.yaml files: the harness that scores these tasks (the
+#: Hub's spec names one, e.g. inspect-ai, "or your own")
+EVALUATION_FRAMEWORK = "coreb-toolkit"
 
 
 # --------------------------------------------------------------------------------------------
@@ -386,15 +390,87 @@ def render_qualcode_card(data: QualcodeCardData) -> str:
     )
 
 
+# --------------------------------------------------------------------------------------------
+# eval.yaml: the Hub's benchmark registration (hub-docs docs/hub/eval-results.md)
+# --------------------------------------------------------------------------------------------
+
+
+def coreb_task_id(config: str, release: str) -> str:
+    """The eval.yaml task id of CoREB subtask ``config`` on ``release``: ``<config>-<release>``
+    (``t2c_full_retro_any-release_v2603``). A release is a split of every subtask config, and
+    releases are independent benchmarks (each ranks its own corpora), so a task is one
+    (config, split) pair; an id naming the config alone could not tell two releases apart, and
+    a new release would change what an old score means. The model cards' ``.eval_results``
+    entries use the same ids."""
+    return f"{config}-{release}"
+
+
+def eval_yaml(name: str, description: str, tasks: Sequence[Mapping[str, str]]) -> str:
+    """The text of an ``eval.yaml``: ``name``, ``description``, ``evaluation_framework`` and
+    ``tasks: [{id, config, split}]``, the fields of the Hub's spec."""
+    import yaml
+
+    body = {
+        "name": name,
+        "description": description,
+        "evaluation_framework": EVALUATION_FRAMEWORK,
+        "tasks": [{"id": t["id"], "config": t["config"], "split": t["split"]} for t in tasks],
+    }
+    return yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100)
+
+
+def render_coreb_eval_yaml(data: CorebCardData) -> str:
+    """The ``eval.yaml`` of a CoREB build: one task per subtask config and release that has
+    queries (``id`` from :func:`coreb_task_id`, ``split`` the release); corpora and the
+    official configs are no tasks."""
+    tasks = [
+        {"id": coreb_task_id(s.name, release), "config": s.name, "split": release}
+        for s in data.subtasks
+        for release, n in zip(data.releases, s.rows, strict=True)
+        if n
+    ]
+    description = (
+        f"{data.pretty_name}: code retrieval and reranking with graded, execution-derived "
+        "relevance (text-to-code, code-to-text, code-to-code; releases as splits). Score every "
+        "query against the whole corpus its row names; nDCG@10 at relevance level 2 is the main "
+        "score, computed by coreb-toolkit (`coreb evaluate`), which also writes the model "
+        "cards' .eval_results. Task ids are <config>-<release>."
+    )
+    return eval_yaml(data.pretty_name, description, tasks)
+
+
+def render_qualcode_eval_yaml(data: QualcodeCardData) -> str:
+    """The ``eval.yaml`` of a QualCode build: the three pair configs (main score QPA) and the
+    MC-QualCode configs (MCA) that hold rows; the corpus is no task."""
+    tasks = [
+        {"id": name, "config": name, "split": data.split}
+        for name in [*QUALCODE_PAIR_CONFIGS.values(), *MC_CONFIGS.values()]
+        if data.rows.get(name, {}).get(data.split, 0)
+    ]
+    description = (
+        f"{data.pretty_name}: quality-aware code reranking (SynH-Rank). Each pair config asks a "
+        "scorer to prefer the faster, leaner or cleaner of two correct solutions (QPA, ties "
+        "count as losses); each mc_<k>cond config tests k conditions at once (MCA). Scored by "
+        "coreb-toolkit (`coreb qualcode evaluate`)."
+    )
+    return eval_yaml(data.pretty_name, description, tasks)
+
+
 __all__ = [
     "COREB_TEMPLATE",
+    "EVALUATION_FRAMEWORK",
+    "EVAL_YAML",
     "QUALCODE_TEMPLATE",
     "CorebCardData",
     "CorebCardRelease",
     "CorebCardSubtask",
     "QualcodeCardData",
+    "coreb_task_id",
+    "eval_yaml",
     "markdown_table",
     "render_coreb_card",
+    "render_coreb_eval_yaml",
     "render_qualcode_card",
+    "render_qualcode_eval_yaml",
     "size_category",
 ]

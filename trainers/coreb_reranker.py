@@ -47,6 +47,7 @@ TRAINING_CONFIG = "training_config.json"
 VALIDATION_SCORES = "validation_scores.jsonl"
 VALIDATION_METRICS = "validation_metrics.json"
 CURVES = "training_curves.png"
+RUN_INFO = "run_info.json"
 EXAMPLES_DIR = "examples"
 
 
@@ -328,6 +329,49 @@ def write_run_records(folder: Path, config: Any, data: TrainingData) -> None:
         write_json(folder / DISJOINTNESS_REPORT, data.disjointness)
 
 
+def write_run_info(folder: Path, config: Any, result: TrainResult) -> dict[str, Any]:
+    """Where and how long a finished run trained (``run_info.json``, main process only): the
+    wall time of ``trainer.train`` (``result.train_runtime_s``), the step reached, the example
+    counts, when it finished, and the hardware (accelerator, device names, process count,
+    precision, CPU, library versions); a model card's training recipe reads it. Returns it."""
+    import os
+    import platform
+    from datetime import datetime, timezone
+
+    import torch
+    from accelerate import PartialState
+
+    state = PartialState()
+    devices: list[str] = []
+    if torch.cuda.is_available():
+        devices = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    precision = "bf16" if getattr(config, "bf16", False) else None
+    precision = precision or ("fp16" if getattr(config, "fp16", False) else "fp32")
+    info = {
+        "wall_time_s": result.train_runtime_s,
+        "global_step": result.global_step,
+        "train_examples": result.train_examples,
+        "validation_examples": result.validation_examples,
+        "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "hardware": {
+            "accelerator": state.device.type,
+            "devices": devices,
+            "num_processes": state.num_processes,
+            "distributed_type": str(state.distributed_type.value),
+            "precision": precision,
+            "cpu": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+        },
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / RUN_INFO, info)
+    return info
+
+
 def base_options(config: CorebRerankerConfig) -> dict[str, Any]:
     """The reranker options the base needs beside its name (the GGUF file of a folder)."""
     from reranker.registry import bundled
@@ -549,6 +593,7 @@ def train_coreb_reranker(
     if state.is_main_process:
         checkpoint_extras(output, config, data, config.model_name_or_path)
         write_json(output / "log_history.json", trainer.state.log_history)
+        write_run_info(output, config, result)
         if config.plot:
             save_curves(output, trainer.state.log_history)
         if data.validation:
@@ -572,6 +617,7 @@ __all__ = [
     "CURVES",
     "DATA_REPORT",
     "DISJOINTNESS_REPORT",
+    "RUN_INFO",
     "TRAINING_CONFIG",
     "VALIDATION_METRICS",
     "VALIDATION_SCORES",
@@ -592,5 +638,6 @@ __all__ = [
     "train_coreb_reranker",
     "validation_metrics",
     "write_json",
+    "write_run_info",
     "write_run_records",
 ]

@@ -71,6 +71,7 @@ from trainers.coreb_reranker import (
     extras_callback,
     save_curves,
     write_json,
+    write_run_info,
     write_run_records,
 )
 from trainers.quality_data.records import Drop
@@ -707,6 +708,7 @@ def train_synh_rank(
     if state.is_main_process:
         run_extras(output, config, data)
         write_json(output / LOG_HISTORY, trainer.state.log_history)
+        write_run_info(output, config, result)
         if config.plot:
             save_curves(output, trainer.state.log_history)
         unwrapped = trainer.accelerator.unwrap_model(trainer.model)

@@ -65,10 +65,17 @@ def configs_yaml(
     return yaml
 
 
+#: The Hub's card files a build writes beside its configs: the dataset card and the benchmark's
+#: ``eval.yaml``. A folder holding them is still one a build wrote (an earlier build with the
+#: toolkit's cards), whichever renderers the next build is given.
+CARD_FILES = ("README.md", "eval.yaml")
+
+
 def _foreign_files(out: Path, keep: Iterable[str]) -> list[str]:
-    """What ``out`` holds beyond a folder this module writes (README.md, <config>/*.parquet and
-    the ``keep`` files): ``--force`` must not delete a user's other data."""
-    allowed = {"README.md", *keep}
+    """What ``out`` holds beyond a folder this module writes (:data:`CARD_FILES`,
+    <config>/*.parquet and the ``keep`` files): ``--force`` must not delete a user's other
+    data."""
+    allowed = {*CARD_FILES, *keep}
     foreign = []
     for entry in sorted(out.iterdir()):
         name = entry.name
@@ -85,6 +92,22 @@ def _foreign_files(out: Path, keep: Iterable[str]) -> list[str]:
     return foreign
 
 
+def check_not_an_input(
+    out: Path, inputs: Iterable[str | os.PathLike[str]], label: str = "the output folder"
+) -> None:
+    """Raise unless ``out`` is, contains or lies inside none of ``inputs`` (symlinks resolved):
+    writing it would replace or change what the build reads."""
+    real = out.resolve()
+    for inp in inputs:
+        inp = Path(inp).resolve()
+        if real == inp or real in inp.parents or inp in real.parents:
+            raise ValueError(
+                f"{label} {out} is, contains or lies inside {inp}, an input of this build: "
+                "writing it would replace or change the release being read; choose a folder "
+                "outside the release"
+            )
+
+
 def check_destination(
     out_dir: str | os.PathLike[str],
     *,
@@ -97,9 +120,10 @@ def check_destination(
 
     Refused, whatever ``overwrite`` says: an output that is, contains or lies inside one of
     ``inputs`` (symlinks resolved), one that exists but is not a folder, a folder holding
-    anything a build does not write (README.md, ``<config>/*.parquet``, the ``keep`` files), and
-    a place where a folder cannot be created (probed by creating one). An existing folder needs
-    ``overwrite``. Returns the folder to write: ``out_dir``, or where it points if a symlink.
+    anything a build does not write (:data:`CARD_FILES`, ``<config>/*.parquet``, the ``keep``
+    files), and a place where a folder cannot be created (probed by creating one). An existing
+    folder needs ``overwrite``. Returns the folder to write: ``out_dir``, or where it points if
+    a symlink.
 
     Raises:
         ValueError: the output would touch an input or user data, or cannot be written.
@@ -109,14 +133,7 @@ def check_destination(
     if out.name in ("", ".", ".."):  # "." or "a/..": name the folder, so it has a sibling
         out = Path(os.path.abspath(out))
     real = out.resolve()
-    for inp in inputs:
-        inp = Path(inp).resolve()
-        if real == inp or real in inp.parents or inp in real.parents:
-            raise ValueError(
-                f"{label} {out} is, contains or lies inside {inp}, an input of this build: "
-                "writing it would replace or change the release being read; choose a folder "
-                "outside the release"
-            )
+    check_not_an_input(out, inputs, label)
     if out.is_symlink():
         out = real  # write where it points, so that the link keeps working
     reclaim_leftovers(out)
@@ -163,20 +180,24 @@ def write_hub_folder(
     desc: str = "build",
     extra: Mapping[str, str] | None = None,
     inputs: Iterable[str | os.PathLike[str]] = (),
+    extra_files: Mapping[str, Callable[[dict[str, dict[str, int]]], str]] | None = None,
 ) -> dict[str, dict[str, int]]:
     """Write a Hub dataset folder atomically: ``<config>/<split>.parquet`` + ``README.md``.
 
     The machinery shared by every builder of the toolkit (``coreb build``, ``coreb qualcode
     build``). ``files`` maps ``config -> split -> (rows factory, features)``; ``card`` gets the
     row counts ``{config: {split: n}}`` and returns the README text; ``extra`` adds small files
-    (``{relative path: text}``, e.g. a build report). The folder appears (or replaces the old
-    one, with ``overwrite``) in one rename, so a failed build leaves nothing half-written; the
-    destination is checked first (:func:`check_destination`, against ``inputs``), and scratch
-    folders of killed builds are reclaimed.
+    (``{relative path: text}``, e.g. a build report); ``extra_files`` adds files whose text
+    depends on what was written, as ``card`` does (``{relative path: render(rows)}``, e.g. the
+    Hub's ``eval.yaml``, which lists only the splits that hold rows). The folder appears (or
+    replaces the old one, with ``overwrite``) in one rename, so a failed build leaves nothing
+    half-written; the destination is checked first (:func:`check_destination`, against
+    ``inputs``), and scratch folders of killed builds are reclaimed.
     """
     from tqdm.auto import tqdm
 
-    out = check_destination(out_dir, overwrite=overwrite, inputs=inputs, keep=[*(extra or {})])
+    keep = [*(extra or {}), *(extra_files or {})]
+    out = check_destination(out_dir, overwrite=overwrite, inputs=inputs, keep=keep)
     tmp = scratch_folder(out)
     rows: dict[str, dict[str, int]] = {}
     try:
@@ -189,7 +210,8 @@ def write_hub_folder(
                     write_parquet(items, features, tmp / name / f"{split}.parquet") if items else 0
                 )
         (tmp / "README.md").write_text(card(rows), encoding="utf-8")
-        for rel, text in (extra or {}).items():
+        texts = {**(extra or {}), **{rel: make(rows) for rel, make in (extra_files or {}).items()}}
+        for rel, text in texts.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text, encoding="utf-8")
         replace_folder(tmp, out)

@@ -43,6 +43,14 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
      "`synh-rank diversity` compares their candidates", "synh_rank"),
     ("train", "fine-tune rerankers: `train reranker` (the CoREB-Reranker, LoRA yes/no), "
      "`train synh-rank` (quality-aware, SynH-Rank's hierarchical lists)", "train"),
+    ("card", "render a model card (YAML metadata, model-index, .eval_results) from results files",
+     "card"),
+    ("push", "upload a model, dataset or Space folder to the Hub in one commit (or --dry-run)",
+     "push"),
+    ("submit", "leaderboard submissions: `submit mteb` writes MTEB's results layout, validated by "
+     "mteb", "submit"),
+    ("leaderboard", "the CoREB leaderboard: `leaderboard validate` submissions, `build` its "
+     "table and Space, `serve` the page", "leaderboard"),
 )  # fmt: skip
 
 DESCRIPTION = """\

@@ -21,7 +21,37 @@ def test_build_writes_folder_and_mteb_export(tmp_path, capsys, monkeypatch):
     # the default folder is ./coreb, so the load users write works literally
     ds = datasets.load_dataset("coreb", "t2c_full_retro_any")
     assert ds[R.V3]["query_id"] == ["q_t2c_full_retro_any_0001"]
-    assert "c2c_cross_lang-qrels" in datasets.get_dataset_config_names("mteb")
+    assert "wrote mteb: release release_v2603 as coreb-t2c-retrieval" in out
+    names = datasets.get_dataset_config_names("mteb/coreb-c2c-retrieval")
+    assert {"corpus", "queries", "default", "c2c_cross_lang-qrels"} <= set(names)
+
+
+def test_build_mteb_release_flag(tmp_path, capsys):
+    release = R.write_release(tmp_path / "release")
+    args = ["build", str(release), "--out", str(tmp_path / "coreb"), "--mteb", str(tmp_path / "m")]
+    assert main([*args, "--mteb-release", R.V2]) == 0
+    assert f"release {R.V2}" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        main([*args, "--force", "--mteb-release", "release_v1"])
+    assert info.value.code == 2
+    assert "release 'release_v1' is not in" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["build", str(release), "--out", str(tmp_path / "c2"), "--mteb-release", R.V2])
+    assert "--mteb-release needs --mteb DIR" in capsys.readouterr().err
+
+
+def test_a_build_with_its_eval_yaml_is_rebuilt_with_force(tmp_path, capsys):
+    # a build writes eval.yaml beside its card; --force must take that folder as its own
+    release = R.write_release(tmp_path / "release")
+    args = ["build", str(release), "--out", str(tmp_path / "coreb")]
+    assert main(args) == 0
+    assert (tmp_path / "coreb" / "eval.yaml").is_file()
+    (tmp_path / "coreb" / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit):
+        main([*args, "--force"])
+    assert "holds files a build does not write (notes.txt)" in capsys.readouterr().err
+    (tmp_path / "coreb" / "notes.txt").unlink()
+    assert main([*args, "--force"]) == 0
 
 
 def test_build_refuses_to_overwrite_and_reports_problems(tmp_path, capsys):

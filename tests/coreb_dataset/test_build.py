@@ -299,22 +299,20 @@ print(json.dumps(out))
 
 
 def test_mteb_export(release_dir, tmp_path):
+    # the full check is tests/coreb_dataset/test_mteb_export.py; here, what a build user sees
     release = coreb_dataset.read_release(release_dir)
     written = coreb_dataset.export_mteb(release, tmp_path / "mteb", progress=False)
-    assert "c2c_cross_lang-corpus" in written and written["c2c_cross_lang-qrels"] == {
-        R.V2: 2,
-        R.V3: 3,
-    }
-    names = datasets.get_dataset_config_names(str(tmp_path / "mteb"))
-    assert {"c2t_match-corpus", "c2t_match-queries", "c2t_match-qrels"} <= set(names)
-    qrels = datasets.load_dataset(str(tmp_path / "mteb"), "c2c_cross_lang-qrels", split=R.V3)
-    assert sorted((r["corpus-id"], r["score"]) for r in qrels) == [
-        (R.c3(2), 1),
-        (R.c3(3), 0),
-        (R.c3(4), 0),
-    ]
+    c2c = tmp_path / "mteb" / "coreb-c2c-retrieval"
+    assert written.release == R.V3 and written.folders["coreb-c2c-retrieval"]["default"] == 1
+    names = datasets.get_dataset_config_names(str(c2c))
+    assert {"corpus", "queries", "default", "c2c_cross_lang-qrels"} <= set(names)
+    qrels = datasets.load_dataset(str(c2c), "c2c_cross_lang-qrels", split="test")
+    # positives only, as in MTEB's own coreb datasets (MTEB credits any score > 0)
+    assert sorted((r["corpus-id"], r["score"]) for r in qrels) == [(R.c3(2), 1)]
     corpus = datasets.load_dataset(
-        str(tmp_path / "mteb"), "c2t_canonical_retro_any-corpus", split=R.V3
+        str(tmp_path / "mteb" / "coreb-c2t-retrieval"),
+        "c2t_canonical_retro_any-corpus",
+        split="test",
     )
     assert corpus.column_names == ["id", "title", "text"]
     assert dict(zip(corpus["id"], corpus["text"], strict=True))[R.t3(1)] == "Short P1 (original)"

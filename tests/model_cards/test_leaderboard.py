@@ -1,0 +1,363 @@
+"""The leaderboard: submissions, the validator, the table, its significance, plots, the Space."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from coreb_toolkit.benchmark.provenance import dataset_revision
+from eval_metrics import paired_test
+from model_cards.leaderboard.submission import ModelMeta, make_submission, read_submission
+from model_cards.leaderboard.validate import (
+    BoardDataset,
+    SubmissionRejected,
+    validate_submission,
+)
+from tests.model_cards.leaderboard_data import RELEASE, make_board_data
+
+pd = pytest.importorskip("pandas", reason="needs pandas (the leaderboard extra)")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return make_board_data(tmp_path_factory.mktemp("board"))
+
+
+@pytest.fixture(scope="module")
+def dataset(data):
+    return BoardDataset.open(data.dataset)
+
+
+@pytest.fixture(scope="module")
+def board(data, dataset):
+    from model_cards.leaderboard.app import load_board
+
+    return load_board(data.submissions, data.dataset, n_resamples=2000)
+
+
+def _copy(data, name: str, tmp_path: Path) -> Path:
+    target = tmp_path / name
+    shutil.copytree(data.submissions / name, target)
+    return target
+
+
+def _results(folder: Path) -> dict:
+    return json.loads((folder / "results.json").read_text())
+
+
+def _write_results(folder: Path, res: dict) -> None:
+    (folder / "results.json").write_text(json.dumps(res, indent=2))
+
+
+# ---------------------------------------------------------------------------------------------
+# submissions and the validator
+# ---------------------------------------------------------------------------------------------
+
+
+def test_make_submission_copies_and_describes(data):
+    sub = read_submission(data.submissions / "minilm")
+    assert sub.meta.type == "embedder" and sub.meta.parameters == 22713216
+    assert sub.meta.license == "apache-2.0"
+    assert read_submission(data.submissions / "bm25").meta.type == "lexical"
+    reranked = read_submission(data.submissions / "bm25-minilm")
+    assert (reranked.meta.type, reranked.meta.first_stage, reranked.meta.reranker) == (
+        "reranked", "BM25", "minilm")  # fmt: skip
+    # the first stage's runs travel with the reranked entry, byte for byte
+    src = data.evaluations / "BM25" / RELEASE / "runs" / "c2c_cross_lang.trec"
+    assert (reranked.first_stage_runs_dir / src.name).read_bytes() == src.read_bytes()
+
+
+def test_make_submission_refuses_contradictions(data, tmp_path):
+    with pytest.raises(ValueError, match="parameters=5 contradicts the results file"):
+        make_submission(data.evaluations / "all-MiniLM-L6-v2" / RELEASE, tmp_path / "x",
+                        parameters=5)  # fmt: skip
+    with pytest.raises(ValueError, match="exists; give force=True"):
+        make_submission(data.evaluations / "BM25" / RELEASE, data.submissions / "bm25")
+    with pytest.raises(ValueError, match=r"ModelMeta\.type must be one of"):
+        ModelMeta(name="x", type="neural")
+    with pytest.raises(ValueError, match="parameters must be a positive int or null"):
+        ModelMeta(name="x", type="embedder", parameters=True)
+
+
+def test_honest_submissions_pass(data, dataset):
+    for name in ("bm25", "minilm", "bm25-minilm"):
+        checked = validate_submission(data.submissions / name, dataset)
+        res = _results(data.submissions / name)
+        overall = next(r for r in res["rows"] if r["level"] == "overall")
+        recomputed = next(r for r in checked.figures.rows if r["level"] == "overall")
+        assert recomputed["ndcg_at_10"] == overall["ndcg_at_10"]
+
+
+def test_one_number_changed_is_rejected_naming_it(data, dataset, tmp_path):
+    folder = _copy(data, "bm25", tmp_path)
+    res = _results(folder)
+    row = next(r for r in res["rows"] if r["name"] == "c2t_match")
+    honest = row["recall_at_10"]
+    row["recall_at_10"] = honest + 1e-6
+    _write_results(folder, res)
+    with pytest.raises(SubmissionRejected) as err:
+        validate_submission(folder, dataset)
+    assert (err.value.row, err.value.metric) == ("c2t_match", "recall_at_10")
+    assert err.value.claimed == honest + 1e-6 and err.value.recomputed == honest
+    assert "subtask row 'c2t_match': recall_at_10: claimed" in str(err.value)
+
+
+def test_overall_changed_is_rejected(data, dataset, tmp_path):
+    folder = _copy(data, "minilm", tmp_path)
+    res = _results(folder)
+    res["rows"][-1]["ndcg_at_10"] += 0.01
+    _write_results(folder, res)
+    with pytest.raises(SubmissionRejected, match=r"overall row 'Overall': ndcg_at_10: claimed"):
+        validate_submission(folder, dataset)
+
+
+def _lines(path: Path) -> list[list[str]]:
+    return [line.split() for line in path.read_text().splitlines()]
+
+
+def _write_lines(path: Path, lines: list[list[str]]) -> None:
+    path.write_text("".join(" ".join(f) + "\n" for f in lines))
+
+
+def test_swapped_scores_in_a_run_are_rejected(data, dataset, tmp_path):
+    folder = _copy(data, "minilm", tmp_path)
+    path = folder / "runs" / "t2c_full_retro_any.trec"
+    lines = _lines(path)
+    qid = lines[0][0]
+    same = [i for i, f in enumerate(lines) if f[0] == qid]
+    first, last = same[0], same[-1]
+    # the top document and the last one trade scores (and ranks: the file stays well-formed)
+    lines[first][2], lines[last][2] = lines[last][2], lines[first][2]
+    _write_lines(path, lines)
+    with pytest.raises(SubmissionRejected, match=r"t2c_full_retro_any'.*claimed") as err:
+        validate_submission(folder, dataset)
+    assert err.value.row == "t2c_full_retro_any"
+
+
+def test_a_moved_run_line_is_rejected(data, dataset, tmp_path):
+    folder = _copy(data, "bm25", tmp_path)
+    path = folder / "runs" / "c2t_full_retro_java.trec"
+    lines = _lines(path)
+    lines.insert(len(lines) - 1, lines.pop(0))  # the rank-1 line moved down: same scores
+    _write_lines(path, lines)
+    with pytest.raises(SubmissionRejected, match=r"c2t_full_retro_java.trec:1: .* out of order"):
+        validate_submission(folder, dataset)
+
+
+def test_missing_subtask_wrong_revision_missing_run(data, dataset, tmp_path):
+    folder = _copy(data, "bm25", tmp_path)
+    res = _results(folder)
+    res["rows"] = [r for r in res["rows"] if r["name"] != "c2c_cross_lang"]
+    _write_results(folder, res)
+    with pytest.raises(SubmissionRejected, match=r"missing subtask\(s\) c2c_cross_lang"):
+        validate_submission(folder, dataset)
+
+    folder = _copy(data, "minilm", tmp_path / "b")
+    res = _results(folder)
+    res["dataset"]["revision"] = "sha256:" + "0" * 64
+    _write_results(folder, res)
+    with pytest.raises(SubmissionRejected, match="is not the board's dataset") as err:
+        validate_submission(folder, dataset)
+    assert dataset_revision(str(data.dataset)) in str(err.value)
+
+    folder = _copy(data, "bm25", tmp_path / "c")
+    (folder / "runs" / "t2c_search_go.trec").unlink()
+    with pytest.raises(SubmissionRejected, match=r"t2c_search_go.trec: missing run file"):
+        validate_submission(folder, dataset)
+
+
+def test_per_query_file_is_checked_against_the_runs(data, dataset, tmp_path):
+    folder = _copy(data, "bm25", tmp_path)
+    lines = (folder / "per_query.jsonl").read_text().splitlines()
+    record = json.loads(lines[2])
+    record["ndcg_at_10"] = 1.0 - record["ndcg_at_10"]  # a different value whatever it was
+    lines[2] = json.dumps(record)
+    (folder / "per_query.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(SubmissionRejected, match=r"per_query.jsonl:3: .*ndcg_at_10: claimed"):
+        validate_submission(folder, dataset)
+
+
+def test_reranked_first_stage_rows_are_recomputed(data, dataset, tmp_path):
+    folder = _copy(data, "bm25-minilm", tmp_path)
+    res = _results(folder)
+    res["first_stage_rows"][0]["map_at_10"] += 0.001
+    _write_results(folder, res)
+    with pytest.raises(SubmissionRejected, match=r"\(first_stage_rows\): subtask row"):
+        validate_submission(folder, dataset)
+
+
+# ---------------------------------------------------------------------------------------------
+# the table
+# ---------------------------------------------------------------------------------------------
+
+
+def _claimed(data) -> dict[str, dict]:
+    out = {}
+    for path in data.submissions.glob("*/results.json"):
+        res = json.loads(path.read_text())
+        out[res["model"]["name"]] = res
+    return out
+
+
+def test_table_ranks_by_overall_ndcg(board, data):
+    claimed = _claimed(data)
+    overall = {n: next(r for r in res["rows"] if r["level"] == "overall")["ndcg_at_10"]
+               for n, res in claimed.items()}  # fmt: skip
+    expected = sorted(overall, key=lambda n: -overall[n])
+    assert list(board.overall["Model"]) == expected
+    assert list(board.overall["Rank"]) == [1, 2, 3]
+    for _, row in board.overall.iterrows():
+        res = claimed[row["Model"]]
+        tasks = {r["name"]: r["ndcg_at_10"] for r in res["rows"] if r["level"] == "task"}
+        for task, value in tasks.items():
+            assert row[task] == round(value, 4)
+    sizes = dict(zip(board.overall["Model"], board.overall["Size"], strict=True))
+    assert sizes == {"sentence-transformers/all-MiniLM-L6-v2": "<100M", "BM25": "unknown",
+                     "BM25 + minilm": "unknown"}  # fmt: skip
+
+
+def _per_query(folder: Path) -> dict[str, float]:
+    out = {}
+    for line in (folder / "per_query.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        out[f"{rec['subtask']}/{rec['query_id']}"] = rec["ndcg_at_10"]
+    return out
+
+
+def test_significance_is_the_paired_test_on_per_query_ndcg(board, data):
+    folders = {read_submission(p.parent).meta.name: p.parent
+               for p in data.submissions.glob("*/model_meta.json")}  # fmt: skip
+    leader = board.overall["Model"][0]
+    assert board.overall["vs leader"][0] == "leader"
+    for i in (1, 2):
+        name = board.overall["Model"][i]
+        test = paired_test(_per_query(folders[leader]), _per_query(folders[name]),
+                           n_resamples=2000)  # fmt: skip
+        mark = "*" if test.p_value < 0.05 else "≈"
+        assert board.overall["vs leader"][i] == f"{mark} p={test.p_value:.2g}"
+        assert board.overall["Gap to leader"][i] == round(test.delta, 4)
+
+
+def test_language_view_pools_queries(board, data):
+    claimed = _claimed(data)
+    res = claimed["BM25"]
+    rows = {r["name"]: r for r in res["rows"] if r["level"] == "subtask"}
+    # 'any': t2c_full_retro_any and c2t_canonical_retro_any, weighted by their queries
+    any_subtasks = [n for n in rows if n.endswith("_any")]
+    expected = sum(rows[n]["ndcg_at_10"] * rows[n]["n_queries"] for n in any_subtasks) / sum(
+        rows[n]["n_queries"] for n in any_subtasks
+    )
+    got = board.languages.set_index("Model").loc["BM25", "Any"]
+    assert got == pytest.approx(round(expected, 4), abs=1e-12)
+    assert "c2c_cross_lang" not in board.languages.columns
+
+
+def test_stage_view_deltas(board, data):
+    res = _claimed(data)["BM25 + minilm"]
+    before = next(r for r in res["first_stage_rows"] if r["level"] == "overall")["ndcg_at_10"]
+    after = next(r for r in res["rows"] if r["level"] == "overall")["ndcg_at_10"]
+    row = board.stages.iloc[0]
+    assert (row["Model"], row["First stage"], row["Reranker"]) == ("BM25 + minilm", "BM25",
+                                                                   "minilm")  # fmt: skip
+    assert row["Δ Overall"] == round(after - before, 4)
+    assert len(board.stages) == 1
+
+
+def test_protocols_are_not_mixed(data, dataset, tmp_path):
+    from model_cards.leaderboard.table import build_leaderboard
+
+    a = validate_submission(data.submissions / "bm25", dataset)
+    with pytest.raises(ValueError, match="two submissions name the same model: BM25"):
+        build_leaderboard([a, a])
+
+
+# ---------------------------------------------------------------------------------------------
+# plots and the Space
+# ---------------------------------------------------------------------------------------------
+
+
+def test_pareto_frontier_by_hand():
+    from model_cards.leaderboard.plots import SizedModel, pareto_frontier
+
+    models = [SizedModel("a", 100, 0.5, True), SizedModel("b", 1000, 0.4, False),
+              SizedModel("c", 2000, 0.7, False), SizedModel("d", 50, 0.3, True)]  # fmt: skip
+    assert [m.name for m in pareto_frontier(models)] == ["d", "a", "c"]
+    assert models[0].per_billion == pytest.approx(0.5 / 1e-7)
+
+
+def test_plots_leave_out_unknown_sizes(board, tmp_path):
+    pytest.importorskip("matplotlib")
+    from model_cards.leaderboard.plots import (
+        plot_ndcg_per_billion,
+        plot_note,
+        plot_parameter_efficiency,
+    )
+
+    for plot in (plot_parameter_efficiency, plot_ndcg_per_billion):
+        path = plot(board, tmp_path / f"{plot.__name__}.png")
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plot_note(board).startswith("Left out of the parameter-efficiency plots")
+    assert "BM25, " in plot_note(board) or "BM25 + minilm, BM25" in plot_note(board)
+
+
+def test_space_folder(board, tmp_path):
+    pytest.importorskip("gradio")
+    from huggingface_hub import SpaceCard
+
+    from model_cards.leaderboard import page
+    from model_cards.leaderboard.app import write_space
+
+    files = {p.name for p in write_space(board, tmp_path / "space")}
+    assert {"app.py", "requirements.txt", "README.md", "leaderboard.json"} <= files
+    card = SpaceCard.load(tmp_path / "space" / "README.md")
+    assert (card.data.sdk, card.data.app_file) == ("gradio", "app.py")
+    import gradio
+
+    assert card.data.sdk_version == gradio.__version__
+    reqs = (tmp_path / "space" / "requirements.txt").read_text().split()
+    assert f"gradio=={gradio.__version__}" in reqs and all("==" in r for r in reqs)
+    app = (tmp_path / "space" / "app.py").read_text()
+    assert app == Path(page.__file__).read_text()
+    imported = {
+        (n.module if isinstance(n, ast.ImportFrom) else a.name).split(".")[0]
+        for n in ast.walk(ast.parse(app)) if isinstance(n, (ast.Import, ast.ImportFrom))
+        for a in (n.names if isinstance(n, ast.Import) else [n])
+    }  # fmt: skip
+    # a Space installs only requirements.txt: the app imports gradio, pandas and the stdlib
+    assert imported - {"__future__", "json", "os", "pathlib", "typing"} == {"gradio", "pandas"}
+    saved = json.loads((tmp_path / "space" / "leaderboard.json").read_text())
+    assert saved["tables"]["overall"]["data"][0][1] == board.overall["Model"][0]
+    assert not any(isinstance(v, float) and math.isnan(v)
+                   for row in saved["tables"]["overall"]["data"] for v in row)  # fmt: skip
+    with pytest.raises(ValueError, match="exists; give force=True"):
+        write_space(board, tmp_path / "space")
+    # the Space's app.py, loaded from the Space folder alone, builds the page of its data
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("space_app", tmp_path / "space" / "app.py")
+    space_app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(space_app)
+    blocks = space_app.build_page(space_app.load_data(tmp_path / "space"), tmp_path / "space")
+    assert isinstance(blocks, gradio.Blocks)
+
+
+def test_runs_must_hold_what_the_results_say(data, dataset, tmp_path):
+    folder = _copy(data, "bm25-minilm", tmp_path)
+    res = _results(folder)
+    res["rerank_top_k"] = 1  # the reranked runs keep up to 8 per query
+    _write_results(folder, res)
+    with pytest.raises(SubmissionRejected, match=r"ranks \d+ documents, more than the 1 "):
+        validate_submission(folder, dataset)
+
+    folder = _copy(data, "bm25", tmp_path / "b")
+    path = folder / "runs" / "c2t_match.trec"
+    lines = _lines(path)
+    lines[0][2] = "code_not_in_the_text_corpus"
+    _write_lines(path, lines)
+    with pytest.raises(SubmissionRejected, match="'code_not_in_the_text_corpus', which is not in"):
+        validate_submission(folder, dataset)

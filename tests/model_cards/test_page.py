@@ -1,0 +1,149 @@
+"""The leaderboard page in a real browser: Debian's chromium driven by playwright.
+
+The page is served by gradio on 127.0.0.1 from submissions the real runner made on the fixture
+release (BM25, MiniLM, BM25 reranked); the expected ranking is computed here from the results
+files alone. A screenshot is saved under the test's tmp_path and copied to
+``$COREB_SCREENSHOT_DIR`` (default: /tmp/h4 when that folder exists).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+# without the background-networking flags chromium's own connections are refused on a closed
+# network and the launch stalls; --headless and --no-sandbox: no display, running as root
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]  # fmt: skip
+
+pytestmark = [
+    pytest.mark.skipif(
+        not CHROMIUM.is_file(),
+        reason="needs Debian's chromium at /usr/bin/chromium (`make system-deps`)",
+    ),
+]
+sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (the dev extra)")
+pytest.importorskip("gradio", reason="needs gradio (the leaderboard extra)")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    from model_cards.leaderboard.app import serve
+    from tests.model_cards.leaderboard_data import make_board_data
+
+    data = make_board_data(tmp_path_factory.mktemp("board"))
+    # port None: gradio takes the first free port from 7860 on
+    page = serve(data.submissions, data.dataset, "127.0.0.1", None, prevent_thread_lock=True,
+                 n_resamples=2000)  # fmt: skip
+    yield data, page.local_url
+    page.close()
+
+
+def _expected_order(submissions: Path) -> list[str]:
+    """Model names by Overall nDCG@10 from the results files (names break ties)."""
+    scores = {}
+    for path in submissions.glob("*/results.json"):
+        res = json.loads(path.read_text())
+        overall = next(r for r in res["rows"] if r["level"] == "overall")
+        scores[res["model"]["name"]] = overall["ndcg_at_10"]
+    return sorted(scores, key=lambda n: (-scores[n], n))
+
+
+def _rows(tab) -> list[list[str]]:
+    return [
+        row.locator("div[role=gridcell]").all_inner_texts()
+        for row in tab.locator("div[role=row].virtual-row").all()
+    ]
+
+
+def test_page_ranks_searches_filters_sorts(served, tmp_path):
+    data, url = served
+    expected = _expected_order(data.submissions)
+    assert len(expected) == 3
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        outside = []
+        page.on("request", lambda r: outside.append(r.url) if "127.0.0.1" not in r.url else None)
+        page.goto(url)
+        tab = page.locator("#tab-overall")
+        tab.locator("div[role=row].virtual-row").first.wait_for()
+        headers = tab.locator("th[role=columnheader]").evaluate_all(
+            "ths => ths.map(t => t.getAttribute('title'))"
+        )
+        col = {name: i for i, name in enumerate(headers[: len(set(headers))])}
+        rows = _rows(tab)
+        # the rendered ranking is the one the results files give
+        assert [r[col["Model"]] for r in rows] == expected
+        assert [r[col["Rank"]] for r in rows] == ["1", "2", "3"]
+        assert rows[0][col["vs leader"]] == "leader"
+        for r in rows[1:]:  # every other entry carries a significance marker with its p-value
+            assert r[col["vs leader"]].split()[0] in ("≈", "*")
+            assert r[col["vs leader"]].split()[1].startswith("p=")
+        page.screenshot(path=str(tmp_path / "leaderboard.png"), full_page=True)
+
+        # search: the built-in filter box keeps the matching rows only
+        tab.locator("input.search-input").fill("bm25")
+        page.wait_for_function(
+            "() => document.querySelectorAll('#tab-overall div[role=row].virtual-row').length == 2"
+        )
+        assert {r[col["Model"]] for r in _rows(tab)} == {"BM25", "BM25 + minilm"}
+        tab.locator("input.search-input").fill("")
+        page.wait_for_function(
+            "() => document.querySelectorAll('#tab-overall div[role=row].virtual-row').length == 3"
+        )
+
+        # filter: unticking "lexical" removes BM25 from the table
+        page.locator("#types").get_by_text("lexical", exact=True).click()
+        page.wait_for_function(
+            "() => document.querySelectorAll('#tab-overall div[role=row].virtual-row').length == 2"
+        )
+        assert "BM25" not in {r[col["Model"]] for r in _rows(tab)}
+        page.locator("#types").get_by_text("lexical", exact=True).click()
+        page.wait_for_function(
+            "() => document.querySelectorAll('#tab-overall div[role=row].virtual-row').length == 3"
+        )
+
+        # sort: T2C descending, as the results files order their T2C rows
+        t2c = {}
+        for path in data.submissions.glob("*/results.json"):
+            res = json.loads(path.read_text())
+            row = next(r for r in res["rows"] if r["level"] == "task" and r["name"] == "T2C")
+            t2c[res["model"]["name"]] = row["ndcg_at_10"]
+        header = tab.locator("th[title=T2C]").first
+        header.hover()
+        header.locator("button.cell-menu-button").click()
+        page.locator("[role=menu]").get_by_text("Sort descending").first.click()
+        page.wait_for_function(
+            "(name) => document.querySelector('#tab-overall div[role=row].virtual-row "
+            'div[role=gridcell][data-col="1"]\').innerText == name',
+            arg=max(t2c, key=t2c.get),
+        )
+        assert [r[col["Model"]] for r in _rows(tab)] == sorted(t2c, key=lambda n: -t2c[n])
+        page.screenshot(path=str(tmp_path / "leaderboard_sorted.png"), full_page=True)
+
+        # the first-stage vs reranked view: the reranked entry beside its first stage
+        page.get_by_role("tab", name="First stage vs reranked").click()
+        stages = page.locator("#tab-stages")
+        stages.locator("div[role=row].virtual-row").first.wait_for()
+        (row,) = _rows(stages)
+        assert row[:3] == ["BM25 + minilm", "BM25", "minilm"]
+        # the parameter-efficiency plot is an image served by the page itself
+        page.get_by_role("tab", name="Parameter efficiency").click()
+        page.locator("#tab-plots img").first.wait_for()
+        assert page.locator("#tab-plots img").count() == 2
+        assert "BM25" in page.locator("#tab-plots").inner_text()  # the left-out note
+        browser.close()
+    # the page rendered with no request leaving the machine (analytics, fonts, version check)
+    assert outside == []
+    keep = Path(os.environ.get("COREB_SCREENSHOT_DIR", "/tmp/h4"))
+    if keep.is_dir():
+        shutil.copyfile(tmp_path / "leaderboard.png", keep / "leaderboard.png")
+    print(f"screenshots: {tmp_path}")
