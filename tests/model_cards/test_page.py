@@ -2,8 +2,8 @@
 
 The page is served by gradio on 127.0.0.1 from submissions the real runner made on the fixture
 release (BM25, MiniLM, BM25 reranked); the expected ranking is computed here from the results
-files alone. A screenshot is saved under the test's tmp_path and copied to
-``$COREB_SCREENSHOT_DIR`` (default: /tmp/h4 when that folder exists).
+files alone. Screenshots are saved under the test's tmp_path (printed with ``-s``) and copied to
+``$COREB_SCREENSHOT_DIR`` when it is set.
 """
 
 from __future__ import annotations
@@ -34,16 +34,17 @@ pytest.importorskip("gradio", reason="needs gradio (the leaderboard extra)")
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from model_cards.leaderboard.app import serve
     from tests.model_cards.leaderboard_data import make_board_data
 
     data = make_board_data(tmp_path_factory.mktemp("board"))
-    # port None: gradio takes the first free port from 7860 on
-    page = serve(data.submissions, data.dataset, "127.0.0.1", None, prevent_thread_lock=True,
-                 n_resamples=2000)  # fmt: skip
-    yield data, page.local_url
-    page.close()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRADIO_ANALYTICS_ENABLED", "False")
+        # port None: gradio takes the first free port from 7860 on
+        page = serve(data.submissions, data.dataset, "127.0.0.1", None, prevent_thread_lock=True,
+                     n_resamples=2000)  # fmt: skip
+        yield data, page.local_url
+        page.close()
 
 
 def _expected_order(submissions: Path) -> list[str]:
@@ -143,7 +144,9 @@ def test_page_ranks_searches_filters_sorts(served, tmp_path):
         browser.close()
     # the page rendered with no request leaving the machine (analytics, fonts, version check)
     assert outside == []
-    keep = Path(os.environ.get("COREB_SCREENSHOT_DIR", "/tmp/h4"))
-    if keep.is_dir():
-        shutil.copyfile(tmp_path / "leaderboard.png", keep / "leaderboard.png")
+    keep = os.environ.get("COREB_SCREENSHOT_DIR")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        for name in ("leaderboard.png", "leaderboard_sorted.png"):
+            shutil.copyfile(tmp_path / name, Path(keep) / name)
     print(f"screenshots: {tmp_path}")
