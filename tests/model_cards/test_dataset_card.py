@@ -237,8 +237,8 @@ def test_a_coreb_build_writes_eval_yaml_with_a_task_per_subtask_and_release(rele
     assert {"id": f"c2c_cross_lang-{R.V3}", "config": "c2c_cross_lang", "split": R.V3} in want
     # the README is the golden one: eval.yaml adds a file, not card content
     assert (out / "README.md").read_bytes() == (GOLDEN / "coreb_fixture.md").read_bytes()
-    # a rebuild over it is allowed (eval.yaml is a file the build writes); the builder without
-    # eval_card (its default) writes none, and refuses to delete one it was not asked to write
+    # a rebuild over it is allowed (eval.yaml is one of the card files a build writes); the
+    # builder without eval_card (its default) writes none, and leaves no stale one behind
     from coreb_toolkit.builders.coreb.build import build
 
     (out / "eval.yaml").write_text("stale\n")
@@ -246,7 +246,11 @@ def test_a_coreb_build_writes_eval_yaml_with_a_task_per_subtask_and_release(rele
         release_dir, out, progress=False, overwrite=True, eval_card=render_coreb_eval_yaml
     )
     assert _eval_yaml(out) == body
-    with pytest.raises(ValueError, match=r"holds files a build does not write \(eval\.yaml\)"):
+    build(release_dir, out, progress=False, overwrite=True, card=render_coreb_card)
+    assert not (out / "eval.yaml").exists()
+    assert (out / "README.md").read_bytes() == (GOLDEN / "coreb_fixture.md").read_bytes()
+    (out / "notes.txt").write_text("mine\n")  # a file no build writes is still refused
+    with pytest.raises(ValueError, match=r"holds files a build does not write \(notes\.txt\)"):
         build(release_dir, out, progress=False, overwrite=True, card=render_coreb_card)
     build(release_dir, tmp_path / "plain", progress=False, card=render_coreb_card)
     assert not (tmp_path / "plain" / "eval.yaml").exists()
