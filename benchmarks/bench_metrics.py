@@ -4,7 +4,7 @@ A standalone script, not a test::
 
     .venv/bin/python benchmarks/bench_metrics.py                     # 5,000 x 1,000, 5 repeats
     .venv/bin/python benchmarks/bench_metrics.py --queries 200 --docs 100 --repeats 1  # smoke
-    .venv/bin/python benchmarks/bench_metrics.py --profile library  # cProfile one call instead
+    .venv/bin/python benchmarks/bench_metrics.py --profile evaluate_module  # cProfile one call
 
 Timings are reported as ratios to a baseline measured in the same run (raw pytrec_eval: one
 ``RelevanceEvaluator`` + ``evaluate``), because absolute seconds on a shared machine mean little.
@@ -20,11 +20,19 @@ Contenders:
 2. ``eval_metrics``: ``evaluate_retrieval(qrels, run, exclude=...).summary()``, the full suite
    (exclusions, zeroed qrels, MRR@10, hard-negative intrusion, aggregation).
 3. ``evaluate module``: ``evaluate.load("eval_metrics/coreb_metric").compute(...)`` on one row
-   per query (the same library behind the Arrow round trip of ``evaluate``).
+   per query: a one-shot call, which the module checks and scores straight from the rows.
+3b. ``evaluate add_batch``: the same rows through ``add_batch`` (10 batches) then ``compute()``:
+   evaluate's own path, an Arrow table written and read back (what distributed and incremental
+   evaluation use).
 4. ``ranx``: ``Qrels`` + ``Run`` construction + ``ranx.evaluate`` (numba; one untimed warm-up
    call compiles it first; numba may use every core).
 5. ``CoREB runner``: the official ``EvaluateRetrieval.evaluate`` + ``mrr`` (it has no exclusions;
    called with ``ignore_identical_ids=False`` because ``True`` mutates the run).
+
+Memory: after the timing, each contender runs once more in a fresh subprocess that builds the
+same inputs, resets the kernel's peak-RSS mark (``/proc/self/clear_refs``) and reports how far
+the peak rose above the resident size before the call: the memory the contender itself needs
+(``--no-memory`` skips it).
 
 Results go to stdout, ``benchmarks/results/bench_metrics.json`` and a bar chart of the ratios,
 ``benchmarks/results/bench_metrics.png``.
@@ -279,7 +287,29 @@ def build_contenders(inputs: Inputs, names: list[str]) -> dict[str, Contender]:
             "evaluate_module",
             "evaluate.load(coreb_metric).compute(rows, exclude=...)",
             evaluate_module,
-            "rows built outside the timing; includes the Arrow round trip",
+            "rows built outside the timing; one-shot call, no Arrow round trip",
+        )
+
+    if "evaluate_add_batch" in names:
+        import evaluate
+
+        logging.getLogger("evaluate").setLevel(logging.ERROR)
+        stored = evaluate.load(str(METRIC_PATH))
+        predictions, references = inputs.predictions, inputs.references
+        step = max(1, -(-len(predictions) // 10))
+
+        def evaluate_add_batch():
+            for i in range(0, len(predictions), step):
+                stored.add_batch(
+                    predictions=predictions[i : i + step], references=references[i : i + step]
+                )
+            return stored.compute(exclude=exclude)
+
+        out["evaluate_add_batch"] = Contender(
+            "evaluate_add_batch",
+            "coreb_metric add_batch x 10, then compute(exclude=...)",
+            evaluate_add_batch,
+            "evaluate's Arrow path (cache file written and read back)",
         )
 
     if "ranx" in names:
@@ -316,7 +346,9 @@ def build_contenders(inputs: Inputs, names: list[str]) -> dict[str, Contender]:
     return out
 
 
-ALL_CONTENDERS = ["eval_metrics", "evaluate_module", "ranx", "coreb_runner"]
+ALL_CONTENDERS = ["eval_metrics", "evaluate_module", "evaluate_add_batch", "ranx", "coreb_runner"]
+# The contenders each target applies to (the issue's "done when": the evaluate module).
+TARGETED = ("eval_metrics", "evaluate_module")
 
 
 # --------------------------------------------------------------------------- reporting
@@ -382,7 +414,7 @@ def write_chart(rows: list[dict[str, object]], path: Path, title: str) -> None:
     for r in rows[::-1]:
         if r["name"] == BASELINE:
             colours.append("#888888")
-        elif r["name"] == "eval_metrics":
+        elif r["name"] in TARGETED:
             colours.append("#2a9d8f" if r["ratio"] <= TARGET_RATIO else "#e76f51")
         else:
             colours.append("#457b9d")
@@ -406,7 +438,7 @@ def write_chart(rows: list[dict[str, object]], path: Path, title: str) -> None:
 def headline(name: str, result: object) -> dict[str, object]:
     """A few values of a contender's output, for a sanity look (not a correctness check)."""
     try:
-        if name in ("eval_metrics", "evaluate_module"):
+        if name in ("eval_metrics", "evaluate_module", "evaluate_add_batch"):
             return {k: result[k] for k in ("ndcg_at_10", "recall_at_100", "mrr_at_10", "n_queries")}
         if name == "ranx":
             return {k: float(result[k]) for k in ("ndcg@10", "recall@100", "mrr@10")}
@@ -426,6 +458,73 @@ def headline(name: str, result: object) -> dict[str, object]:
     except (KeyError, TypeError, ValueError) as exc:  # a sanity print must never kill the run
         return {"error": repr(exc)}
     return {}
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _status_kib(field: str) -> int | None:
+    """A ``Vm*`` line of /proc/self/status in KiB (``None`` off Linux)."""
+    try:
+        text = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return None
+
+
+def measure_child(args: argparse.Namespace, name: str) -> dict[str, object]:
+    """In a fresh process: the peak RSS one call of ``name`` adds above the resident size
+    before it (inputs built, module loaded, ranx warmed up), in MiB."""
+    inputs = make_inputs(args.queries, args.docs, args.corpus, args.seed)
+    contender = build_contenders(inputs, [BASELINE, name])[name]
+    if name == "ranx":
+        contender.call()  # the JIT's memory is not the call's
+    gc.collect()
+    before = _status_kib("VmRSS")
+    try:
+        # "5" resets the peak-RSS mark (VmHWM) to the current RSS (Linux >= 4.0)
+        Path("/proc/self/clear_refs").write_text("5")
+        method = "VmHWM after clear_refs"
+    except OSError:
+        method = "ru_maxrss (not reset: a lower bound)"
+    contender.call()
+    peak = _status_kib("VmHWM") if method.startswith("VmHWM") else None
+    if peak is None or before is None:
+        peak_mib, before_mib = peak_rss_mib(), (before or 0) / 1024
+    else:
+        peak_mib, before_mib = peak / 1024, before / 1024
+    return {
+        "name": name,
+        "rss_before_call_mib": round(before_mib, 1),
+        "peak_rss_mib": round(peak_mib, 1),
+        "call_peak_above_before_mib": round(max(0.0, peak_mib - before_mib), 1),
+        "method": method,
+    }
+
+
+def measure_memory(args: argparse.Namespace, names: list[str]) -> dict[str, dict[str, object]]:
+    """Run :func:`measure_child` for each contender in its own subprocess (sequentially)."""
+    import subprocess
+
+    out: dict[str, dict[str, object]] = {}
+    for name in names:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--memory-child", name]
+        cmd += ["--queries", str(args.queries), "--docs", str(args.docs)]
+        cmd += ["--corpus", str(args.corpus), "--seed", str(args.seed)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"memory child for {name!r} failed:\n{proc.stderr[-2000:]}")
+        out[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+        row = out[name]
+        print(
+            f"  memory {name}: +{row['call_peak_above_before_mib']:.0f} MiB above "
+            f"{row['rss_before_call_mib']:.0f} MiB before the call",
+            flush=True,
+        )
+    return out
 
 
 # --------------------------------------------------------------------------- main
@@ -476,6 +575,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--top", type=int, default=20, help="rows of each profile listing (20)")
     p.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     p.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="skip the per-contender peak-memory runs (one fresh subprocess each)",
+    )
+    p.add_argument("--memory-child", choices=[BASELINE, *ALL_CONTENDERS], help=argparse.SUPPRESS)
+    p.add_argument(
         "--no-mutation-check",
         action="store_true",
         help="skip the (untimed) check that no contender mutated the shared inputs",
@@ -488,6 +593,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.memory_child:
+        logging.disable(logging.WARNING)
+        print(json.dumps(measure_child(args, args.memory_child)))
+        return 0
     t_script = time.perf_counter()
     info = machine_info()
     print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
@@ -532,6 +641,11 @@ def main(argv: list[str] | None = None) -> int:
         line = "  ".join(f"{n}={contenders[n].times[-1]:.2f}s" for n in order)
         print(f"  repeat {rep + 1}/{args.repeats}: {line}", flush=True)
 
+    memory = {} if args.no_memory else None
+    if memory is None:
+        print("memory:  one fresh subprocess per contender (inputs rebuilt there)")
+        memory = measure_memory(args, order)
+
     base = statistics.median(contenders[BASELINE].times)
     rows = []
     for name in order:
@@ -548,6 +662,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ratio_of_min": min(c.times) / min(contenders[BASELINE].times),
                 "times_s": c.times,
                 "headline": headline(name, c.result),
+                "memory": memory.get(name),
             }
         )
 
@@ -557,25 +672,37 @@ def main(argv: list[str] | None = None) -> int:
         f"Scoring {args.queries} queries x {args.docs} docs, median of {args.repeats} "
         f"repeat(s); ratio = median / {BASELINE} median"
     )
-    print(f"{'contender':<{width}}  {'median s':>9}  {'min s':>8}  {'ratio':>7}  note")
-    print(f"{'-' * width}  {'-' * 9}  {'-' * 8}  {'-' * 7}  {'-' * 4}")
+    print(
+        f"{'contender':<{width}}  {'median s':>9}  {'min s':>8}  {'ratio':>7}  "
+        f"{'+peak MiB':>9}  note"
+    )
+    print(f"{'-' * width}  {'-' * 9}  {'-' * 8}  {'-' * 7}  {'-' * 9}  {'-' * 4}")
     for r in rows:
+        mem = r["memory"]["call_peak_above_before_mib"] if r["memory"] else float("nan")
         print(
             f"{r['name']:<{width}}  {r['median_s']:>9.3f}  {r['min_s']:>8.3f}  "
-            f"{r['ratio']:>6.2f}x  {r['note']}"
+            f"{r['ratio']:>6.2f}x  {mem:>9.0f}  {r['note']}"
         )
-    target = None
-    lib = next((r for r in rows if r["name"] == "eval_metrics"), None)
-    if lib is not None:
-        target = lib["ratio"] <= TARGET_RATIO
-        verdict = "PASS" if target else "FAIL"
+    if memory:
         print(
-            f"target: eval_metrics full suite <= {TARGET_RATIO}x raw pytrec_eval: "
-            f"{verdict} (ratio {lib['ratio']:.2f})"
+            "+peak MiB: peak RSS of one call above the RSS before it, in a fresh process "
+            "(inputs built, module loaded)"
         )
-    if "eval_metrics" in contenders and "evaluate_module" in contenders:
-        same = contenders["eval_metrics"].result == contenders["evaluate_module"].result
-        print(f"consistency: evaluate module summary == eval_metrics summary: {same}")
+    targets = {}
+    for r in rows:
+        if r["name"] in TARGETED:
+            targets[r["name"]] = r["ratio"] <= TARGET_RATIO
+            verdict = "PASS" if targets[r["name"]] else "FAIL"
+            print(
+                f"target: {r['name']} <= {TARGET_RATIO}x raw pytrec_eval: "
+                f"{verdict} (ratio {r['ratio']:.2f})"
+            )
+    target = all(targets.values()) if targets else None
+    if "eval_metrics" in contenders:
+        for other in ("evaluate_module", "evaluate_add_batch"):
+            if other in contenders:
+                same = contenders["eval_metrics"].result == contenders[other].result
+                print(f"consistency: {other} summary == eval_metrics summary: {same}")
     print("headline values (sanity only; protocols differ):")
     for r in rows:
         vals = ", ".join(
@@ -602,6 +729,7 @@ def main(argv: list[str] | None = None) -> int:
         "baseline": BASELINE,
         "target_ratio": TARGET_RATIO,
         "target_pass": target,
+        "targets": targets,
         "ranx_warmup": "ranx" in contenders,
         "mutation_checked": snap is not None,
         "contenders": rows,

@@ -244,3 +244,157 @@ def test_preference_configs_refuse_what_their_features_would_cast(config, inputs
     module = evaluate.load(eval_metrics.COREB_METRIC_PATH, config)
     with pytest.raises(error, match=message):
         module.compute(**inputs)
+
+
+# ── One-shot compute skips evaluate's Arrow round trip: same numbers, same errors ──────────
+def _random_case(seed, n_queries=40, n_docs=30):
+    """Graded qrels, a run with exact ties, c2c exclusions, queries without a positive and one
+    judged query the run leaves out (an empty prediction row)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    corpus = [f"d{i:03d}" for i in range(120)]
+    qrels, run, exclude = {}, {}, {}
+    for qi in range(n_queries):
+        qid = f"q{qi:02d}"
+        picked = [corpus[i] for i in rng.choice(len(corpus), size=n_docs, replace=False)]
+        scores = np.round(rng.normal(0.5, 0.2, size=n_docs), 2)  # rounding makes ties
+        run[qid] = dict(zip(picked, scores.tolist(), strict=True))
+        judged = rng.choice(len(corpus), size=int(rng.integers(1, 6)), replace=False)
+        grades = rng.integers(0 if qi % 7 == 0 else 1, 3, size=len(judged))
+        qrels[qid] = {corpus[j]: int(g) for j, g in zip(judged, grades, strict=True)}
+        if qi % 5 == 0:
+            exclude[qid] = [picked[0]]
+    run["q00"] = {}
+    return qrels, run, exclude
+
+
+def _rows(qrels, run, as_numpy=False):
+    import numpy as np
+
+    def seq(values):
+        return np.array(list(values)) if as_numpy else list(values)
+
+    predictions = [
+        {"query_id": q, "doc_ids": list(run[q]), "scores": seq(run[q].values())} for q in qrels
+    ]
+    references = [
+        {"query_id": q, "doc_ids": list(d), "relevance": seq(d.values())} for q, d in qrels.items()
+    ]
+    return predictions, references
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_case_is_bit_identical_to_the_library(metric, seed):
+    qrels, run, exclude = _random_case(seed)
+    expected = evaluate_retrieval(qrels, run, exclude=exclude, k_values=[1, 3, 10, 20]).summary()
+    for as_numpy in (False, True):
+        predictions, references = _rows(qrels, run, as_numpy)
+        kwargs = {"exclude": exclude, "k_values": [1, 3, 10, 20]}
+        assert metric.compute(predictions=predictions, references=references, **kwargs) == expected
+        # evaluate's own path: rows stored in its Arrow cache by add_batch, read back by compute
+        half = len(predictions) // 2
+        metric.add_batch(predictions=predictions[:half], references=references[:half])
+        metric.add_batch(predictions=predictions[half:], references=references[half:])
+        assert metric.compute(**kwargs) == expected
+
+
+@pytest.mark.parametrize(
+    ("predictions", "message"),
+    [
+        (
+            [{"query_id": "q1", "doc_ids": ["a", "a"], "scores": [0.1, 0.2]}],
+            r"predictions\[0\] \(query 'q1'\) lists doc 'a' twice",
+        ),
+        (
+            [{"query_id": "q1", "doc_ids": ["a", "b"], "scores": [0.1]}],
+            r"predictions\[0\] \(query 'q1'\): 2 doc_ids but 1 scores",
+        ),
+        (
+            [
+                {"query_id": "q1", "doc_ids": ["a"], "scores": [0.1]},
+                {"query_id": "q1", "doc_ids": ["b"], "scores": [0.1]},
+            ],
+            r"predictions\[1\]: query 'q1' appears in more than one row",
+        ),
+        (
+            # two mistakes: evaluate's path checks every value before the row structure
+            [
+                {"query_id": "q1", "doc_ids": ["a", "a"], "scores": [0.1, 0.2]},
+                {"query_id": "q2", "doc_ids": ["a"], "scores": [float("inf")]},
+            ],
+            r"predictions\[1\] \(query 'q2'\): run\['q2'\]\['a'\] is inf",
+        ),
+        (
+            # a misaligned row, then a wrong grade: the grade is named first
+            [
+                {"query_id": "q1", "doc_ids": ["a", "b"], "scores": [0.1]},
+                {"query_id": "q2", "doc_ids": ["a"], "scores": [0.3]},
+            ],
+            None,
+        ),
+    ],
+)
+def test_both_paths_report_the_same_error(predictions, message):
+    references = [
+        {"query_id": f"q{i + 1}", "doc_ids": ["a"], "relevance": [2]}
+        for i in range(len(predictions))
+    ]
+    if message is None:
+        references[1]["relevance"] = [0.5]
+        message = r"references\[1\] \(query 'q2'\): qrels\['q2'\]\['a'\].*0\.5"
+    direct = evaluate.load(eval_metrics.COREB_METRIC_PATH)
+    with pytest.raises(ValueError, match=message):
+        direct.compute(predictions=predictions, references=references)
+    stored = evaluate.load(eval_metrics.COREB_METRIC_PATH)
+    with pytest.raises(ValueError, match=message):
+        stored.add_batch(predictions=predictions, references=references)
+        stored.compute()
+
+
+def test_row_count_mismatch_is_reported_after_the_values():
+    metric = evaluate.load(eval_metrics.COREB_METRIC_PATH)
+    bad = [{"query_id": "q1", "doc_ids": ["a"], "scores": [True]}]
+    with pytest.raises(TypeError, match=r"predictions\[0\].*True"):
+        metric.compute(predictions=bad, references=REFERENCES)
+    dup = [{"query_id": "q1", "doc_ids": ["a", "a"], "scores": [0.1, 0.2]}]
+    with pytest.raises(ValueError, match=r"number of predictions \(1\) and references \(3\)"):
+        metric.compute(predictions=dup, references=REFERENCES)
+
+
+def test_direct_compute_leaves_the_module_reusable(metric):
+    first = metric.compute(predictions=PREDICTIONS, references=REFERENCES, k_values=[1])
+    metric.add_batch(predictions=PREDICTIONS, references=REFERENCES)
+    # rows added before: compute takes evaluate's path and scores them with the new ones
+    assert metric.compute(k_values=[1]) == first
+    assert metric.compute(predictions=PREDICTIONS, references=REFERENCES, k_values=[1]) == first
+
+
+def test_str_subclass_ids_are_scored_as_plain_str(metric):
+    import numpy as np
+
+    ids = np.array(["a", "b"])  # numpy.str_ elements
+    out = metric.compute(
+        predictions=[{"query_id": np.str_("q"), "doc_ids": list(ids), "scores": [0.2, 0.9]}],
+        references=[{"query_id": "q", "doc_ids": ["b"], "relevance": [2]}],
+        k_values=[1],
+    )
+    assert out["ndcg_at_1"] == 1.0
+
+
+def test_unknown_option_is_refused(metric):
+    with pytest.raises(TypeError, match="k_value"):
+        metric.compute(predictions=PREDICTIONS, references=REFERENCES, k_value=[1])
+
+
+def test_scores_near_single_precision_limit(metric):
+    # their norm exceeds float32's range though each score is inside it: still accepted
+    out = metric.compute(
+        predictions=[{"query_id": "q1", "doc_ids": ["a", "b"], "scores": [3e38, -3e38]}],
+        references=ONE_REF,
+        k_values=[1],
+    )
+    assert out["ndcg_at_1"] == 1.0
+    predictions = [{"query_id": "q1", "doc_ids": ["a", "b"], "scores": [0.5, -3.5e38]}]
+    with pytest.raises(ValueError, match=r"predictions\[0\].*run\['q1'\]\['b'\].*single"):
+        metric.compute(predictions=predictions, references=ONE_REF)
