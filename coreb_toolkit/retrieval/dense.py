@@ -37,6 +37,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coreb_toolkit.retrieval.backends import (
+    ExportedEncoder,
+    check_backend,
+    export_fingerprint,
+    export_folder,
+    quantization_config,
+)
 from coreb_toolkit.retrieval.base import Retriever, Run, check_text_type, corpus_fingerprint
 from coreb_toolkit.retrieval.embeddings import (
     FAISS_THRESHOLD,
@@ -68,6 +75,7 @@ _DTYPES = {
     "bfloat16": "bfloat16",
     "bf16": "bfloat16",
 }
+_EXPORT_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 # The cache format; bump it when what a cache file holds changes meaning.
 _CACHE_FORMAT = 1
 
@@ -93,6 +101,11 @@ class DenseRetriever:
         cache_dir: where corpus embeddings are cached across runs (none by default).
         trust_remote_code: allow models that ship their own modelling code.
         progress: show tqdm progress bars while encoding (main process only).
+        backend: ``"torch"`` (default), ``"onnx"`` (ONNX Runtime) or ``"openvino"``: the
+            runtime of the transformer module on CPU (:mod:`coreb_toolkit.retrieval.backends`);
+            the export is cached under ``cache_dir/exported``.
+        quantize: ``"int8"`` with ``onnx`` (dynamic quantisation) or ``openvino`` (int8
+            weights), else ``None``.
 
     Example::
 
@@ -114,6 +127,8 @@ class DenseRetriever:
         cache_dir: str | os.PathLike[str] | None = None,
         trust_remote_code: bool = False,
         progress: bool = True,
+        backend: str = "torch",
+        quantize: str | None = None,
     ):
         if not isinstance(model_name_or_path, str) or not model_name_or_path:
             raise TypeError(
@@ -128,6 +143,12 @@ class DenseRetriever:
             raise ValueError(
                 f"DenseRetriever: dtype must be one of {sorted(set(_DTYPES.values()))} or None, "
                 f"got {dtype!r}"
+            )
+        self.backend, self.quantize = check_backend(backend, quantize, type(self).__name__)
+        if self.backend != "torch" and device not in (None, "cpu"):
+            raise ValueError(
+                f"DenseRetriever: backend {backend!r} runs on the CPU, got device={device!r}; "
+                "drop --device or use --backend torch"
             )
         self.model_name_or_path = model_name_or_path
         self.query_prompt = query_prompt
@@ -146,6 +167,7 @@ class DenseRetriever:
         self._located = False
         self._memo: dict[str, Embeddings] = {}
         self._index: Embeddings | None = None
+        self._exported: ExportedEncoder | None = None
 
     @classmethod
     def from_model(
@@ -170,7 +192,26 @@ class DenseRetriever:
 
     # ------------------------------------------------------------------ model and its facts
     @property
+    def exported(self) -> ExportedEncoder | None:
+        """The ONNX / OpenVINO encoder (exported on first use, then read from the cache), or
+        ``None`` for the torch backend."""
+        if self.backend == "torch":
+            return None
+        if self._exported is None:
+            inner = self.model[0].auto_model
+            names = tuple(n for n in _EXPORT_INPUTS if n in self.model.tokenize(["x"]))
+            fingerprint = export_fingerprint(self.revision, self.backend, self.quantize)
+            slug = self._cache_path("", "").parent.name if self.cache_dir else "model"
+            folder = export_folder(self.cache_dir) / slug
+            self._exported = ExportedEncoder(
+                inner, names, self.backend, self.quantize, folder, fingerprint
+            )
+        return self._exported
+
+    @property
     def device(self) -> str:
+        if self.backend != "torch":
+            self._device = "cpu"
         if self._device is None or self._device == "cuda":
             # under accelerate launch a bare "cuda" means this process's own GPU, not cuda:0
             self._device = _default_device(self._device)
@@ -242,6 +283,9 @@ class DenseRetriever:
             "prompts": self.prompts,
             "dtype": self.dtype,
             "similarity": "cosine",
+            "backend": self.backend,
+            "quantize": self.quantize,
+            "quantization": quantization_config(self.backend, self.quantize),
         }
 
     # ----------------------------------------------------------------------------- encoding
@@ -325,8 +369,14 @@ class DenseRetriever:
             disable=None if self.progress and rank == 0 else True,
             leave=False,
         )
+        _ = self.exported  # exported (or read) outside inference mode, which export refuses
         with bar, self._max_length_applied(), torch.inference_mode():
             for b in mine:
+                if self.backend != "torch":
+                    vectors = self._encode_exported([texts[i] for i in batches[b]], prompt)
+                    pieces.append((b, vectors))
+                    bar.update(len(batches[b]))
+                    continue
                 vectors = model.encode(
                     [texts[i] for i in batches[b]],
                     prompt=prompt,
@@ -346,6 +396,22 @@ class DenseRetriever:
         for b, vectors in pieces:
             out[torch.tensor(batches[b], dtype=torch.long)] = vectors
         return F.normalize(out, dim=1)
+
+    def _encode_exported(self, texts: list[str], prompt: str) -> torch.Tensor:
+        """The pipeline with its transformer module run by the exported encoder: the same
+        tokenizer call and the same pooling / normalisation modules as ``model.encode``."""
+        model, encoder = self.model, self.exported
+        pooling = [m for m in list(model)[1:] if getattr(m, "include_prompt", True) is False]
+        if prompt and pooling:
+            raise ValueError(
+                f"DenseRetriever: backend {self.backend!r} does not support a pooling that "
+                "excludes the prompt (include_prompt=False); use --backend torch for this model"
+            )
+        features = model.tokenize([prompt + t for t in texts])
+        features["token_embeddings"] = encoder(features)
+        for module in list(model)[1:]:
+            features = module(features)
+        return features["sentence_embedding"].float()
 
     @contextlib.contextmanager
     def _max_length_applied(self) -> Iterator[None]:
@@ -405,7 +471,10 @@ class DenseRetriever:
 
     def _cache_key(self, prompt: str, fingerprint: str) -> dict[str, Any]:
         # the dtype is part of the key: fp16 and fp32 vectors differ enough to reorder ties
+        runtime = {} if self.backend == "torch" else {"backend": self.backend,
+                   "quantization": quantization_config(self.backend, self.quantize)}  # fmt: skip
         return {
+            **runtime,
             "format": _CACHE_FORMAT,
             "revision": self.revision,
             "prompt": prompt,

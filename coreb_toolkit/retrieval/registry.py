@@ -36,7 +36,8 @@ MINILM_NAMES = (DEFAULT_EMBEDDER, "all-MiniLM-L6-v2", "minilm")
 #: Names that work without the Hub, for error messages.
 BUNDLED = (BM25, "minilm")
 _DENSE_OPTIONS = ("query_prompt", "document_prompt", "max_length", "batch_size", "device",
-                  "dtype", "cache_dir", "trust_remote_code", "progress")  # fmt: skip
+                  "dtype", "cache_dir", "trust_remote_code", "progress", "backend",
+                  "quantize")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -102,8 +102,24 @@ class ModelArguments:
         default=None,
         metadata={
             "metavar": "DIR",
-            "help": "dense models: corpus embeddings cached here; with --reranker, its scores "
+            "help": "dense models: corpus embeddings (and ONNX / OpenVINO exports, in "
+            "DIR/exported) cached here; with --reranker, its scores "
             "are cached in DIR/rerank",
+        },
+    )
+    backend: Literal["torch", "onnx", "openvino"] = field(
+        default="torch",
+        metadata={
+            "help": "dense models: the runtime of the encoder on CPU, torch (default), onnx (ONNX "
+            "Runtime) or openvino; the model is exported once per fingerprint (into "
+            "--cache-dir/exported when given) and its results record the backend"
+        },
+    )
+    quantize: Literal["int8"] | None = field(
+        default=None,
+        metadata={
+            "help": "dense models with --backend onnx or openvino: int8 (onnx: dynamic "
+            "quantisation; openvino: int8 weights); results record the quantisation"
         },
     )
     reranker: str | None = field(
@@ -158,6 +174,9 @@ class ModelArguments:
             **self.rerank_flags(), "--batch-size": self.batch_size, "--max-length": self.max_length
         }.items():  # fmt: skip
             _positive(flag, value)
+        from coreb_toolkit.retrieval.backends import check_backend
+
+        check_backend(self.backend, self.quantize, "--backend/--quantize")
 
     def retriever_options(self, model: str) -> dict[str, Any]:
         """The first-stage options given that ``model``'s retriever takes (the registry says
@@ -169,7 +188,8 @@ class ModelArguments:
 
     def _given_retriever_options(self) -> dict[str, Any]:
         given = {"batch_size": self.batch_size, "max_length": self.max_length,
-                 "cache_dir": self.cache_dir}  # fmt: skip
+                 "cache_dir": self.cache_dir, "quantize": self.quantize,
+                 "backend": None if self.backend == "torch" else self.backend}  # fmt: skip
         return {k: v for k, v in given.items() if v is not None}
 
     def check_retriever_options(self) -> None:

@@ -1,0 +1,137 @@
+"""CPU inference backends for the embedder: torch fp32 against ONNX Runtime and OpenVINO.
+
+A standalone script, not a test::
+
+    .venv/bin/python benchmarks/bench_backends.py                  # the demo release
+    .venv/bin/python benchmarks/bench_backends.py --dataset DIR --repeats 5
+
+Contenders, on the same texts (every code and text document of the release's corpora), the
+bundled MiniLM (all-MiniLM-L6-v2), batch size 64, length-sorted batches as the runner encodes:
+torch fp32 (the baseline, 1.00x), onnx fp32, onnx int8, openvino fp32, openvino int8
+(:mod:`coreb_toolkit.retrieval.backends`). Repeats are interleaved (every backend once per
+round), the median is reported, exports are made before timing.
+
+Quality: the real runner (:func:`coreb_toolkit.benchmark.runner.evaluate_model`) evaluates each
+backend on the release into a scratch folder; the Overall nDCG@10 difference against torch is
+reported (fp32 must agree to 1e-4). Results go to ``benchmarks/results/bench_backends.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+CONTENDERS = (("torch", None), ("onnx", None), ("onnx", "int8"), ("openvino", None),
+              ("openvino", "int8"))  # fmt: skip
+
+
+def corpus_texts(dataset: Path) -> list[str]:
+    """Every document text of the release's code and text corpora (parquet files)."""
+    import pyarrow.parquet as pq
+
+    texts: list[str] = []
+    for name in ("corpus_code", "corpus_text"):
+        for path in sorted((dataset / name).glob("*.parquet")):
+            texts += pq.read_table(path, columns=["text"]).column("text").to_pylist()
+    if not texts:
+        raise ValueError(f"{dataset}: no corpus_code/corpus_text parquet files")
+    return texts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=REPO_ROOT / "demo" / "coreb",
+        help="a CoREB build (default: the one `make demo` writes)",
+    )
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "bench_backends.json")
+    args = parser.parse_args(argv)
+
+    from coreb_toolkit.benchmark.results import read_results
+    from coreb_toolkit.benchmark.runner import evaluate_model
+    from coreb_toolkit.retrieval.backends import quantization_config
+    from coreb_toolkit.retrieval.dense import DenseRetriever
+    from coreb_toolkit.retrieval.registry import resolve_model
+
+    texts = corpus_texts(args.dataset)
+    path, _ = resolve_model("minilm")
+    scratch = Path(tempfile.mkdtemp(prefix="bench-backends-"))
+    retrievers = {
+        (b, q): DenseRetriever(
+            path, backend=b, quantize=q, cache_dir=scratch / "cache", progress=False, batch_size=64
+        )
+        for b, q in CONTENDERS
+    }
+    for r in retrievers.values():
+        _ = r.exported  # export (or load) before any timing
+        r._encode(texts[:8], "", "warm-up")
+    seconds: dict[tuple[str, str | None], list[float]] = {c: [] for c in CONTENDERS}
+    for _ in range(args.repeats):
+        for c, r in retrievers.items():
+            start = time.perf_counter()
+            # _encode: the encoder itself, past the embedding cache that would answer a repeat
+            r._encode(texts, "", "corpus")
+            seconds[c].append(time.perf_counter() - start)
+
+    ndcg: dict[tuple[str, str | None], float] = {}
+    for b, q in CONTENDERS:
+        out = scratch / f"runs-{b}-{q or 'fp32'}"
+        evaluate_model(str(args.dataset), "minilm", out, backend=b, quantize=q,
+                       cache_dir=scratch / "cache", progress=False)  # fmt: skip
+        (results_json,) = out.glob("*/*/results.json")
+        rows = read_results(results_json).rows
+        ndcg[(b, q)] = next(r["ndcg_at_10"] for r in rows if r["level"] == "overall")
+
+    base = statistics.median(seconds[("torch", None)])
+    report = []
+    for b, q in CONTENDERS:
+        median = statistics.median(seconds[(b, q)])
+        report.append({
+            "backend": b,
+            "quantize": q,
+            "quantization": quantization_config(b, q),
+            "median_seconds": round(median, 4),
+            "docs_per_second": round(len(texts) / median, 1),
+            "speedup_vs_torch": round(base / median, 3),
+            "overall_ndcg_at_10": ndcg[(b, q)],
+            "ndcg_at_10_diff_vs_torch": ndcg[(b, q)] - ndcg[("torch", None)],
+        })  # fmt: skip
+    import torch
+
+    body = {
+        "benchmark": "bench_backends",
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "dataset": str(args.dataset),
+        "documents": len(texts),
+        "repeats": args.repeats,
+        "torch_threads": torch.get_num_threads(),
+        "model": "sentence-transformers/all-MiniLM-L6-v2 (bundled minilm)",
+        "results": report,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(body, indent=2) + "\n")
+    print("| backend | quantize | docs/s | vs torch | Overall nDCG@10 | diff vs torch |")
+    print("|---|---|---|---|---|---|")
+    for r in report:
+        print(f"| {r['backend']} | {r['quantize'] or 'fp32'} | {r['docs_per_second']} | "
+              f"{r['speedup_vs_torch']:.2f}x | {r['overall_ndcg_at_10']:.4f} | "
+              f"{r['ndcg_at_10_diff_vs_torch']:+.5f} |")  # fmt: skip
+    print(f"written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
