@@ -75,24 +75,30 @@ def test_scores_keep_double_precision(metric):
     assert out["mrr_at_1"] == 1.0
 
 
+# mistakes in a row's structure, reported alike by every path
+ROW_STRUCTURE_ERRORS = [
+    (
+        [{"query_id": "q1", "doc_ids": ["a", "a"], "scores": [0.1, 0.2]}],
+        r"predictions\[0\] \(query 'q1'\) lists doc 'a' twice",
+    ),
+    (
+        [{"query_id": "q1", "doc_ids": ["a", "b"], "scores": [0.1]}],
+        r"predictions\[0\] \(query 'q1'\): 2 doc_ids but 1 scores",
+    ),
+    (
+        [
+            {"query_id": "q1", "doc_ids": ["a"], "scores": [0.1]},
+            {"query_id": "q1", "doc_ids": ["b"], "scores": [0.1]},
+        ],
+        r"predictions\[1\]: query 'q1' appears in more than one row",
+    ),
+]
+
+
 @pytest.mark.parametrize(
     ("predictions", "message"),
     [
-        (
-            [{"query_id": "q1", "doc_ids": ["a", "a"], "scores": [0.1, 0.2]}],
-            r"predictions\[0\] \(query 'q1'\) lists doc 'a' twice",
-        ),
-        (
-            [{"query_id": "q1", "doc_ids": ["a", "b"], "scores": [0.1]}],
-            r"predictions\[0\] \(query 'q1'\): 2 doc_ids but 1 scores",
-        ),
-        (
-            [
-                {"query_id": "q1", "doc_ids": ["a"], "scores": [0.1]},
-                {"query_id": "q1", "doc_ids": ["b"], "scores": [0.1]},
-            ],
-            r"predictions\[1\]: query 'q1' appears in more than one row",
-        ),
+        *ROW_STRUCTURE_ERRORS,
         (
             [{"query_id": "zz", "doc_ids": ["a"], "scores": [0.1]}],
             "absent from the qrels: 'zz'",
@@ -302,21 +308,7 @@ def test_random_case_is_bit_identical_to_the_library(metric, seed):
 @pytest.mark.parametrize(
     ("predictions", "message"),
     [
-        (
-            [{"query_id": "q1", "doc_ids": ["a", "a"], "scores": [0.1, 0.2]}],
-            r"predictions\[0\] \(query 'q1'\) lists doc 'a' twice",
-        ),
-        (
-            [{"query_id": "q1", "doc_ids": ["a", "b"], "scores": [0.1]}],
-            r"predictions\[0\] \(query 'q1'\): 2 doc_ids but 1 scores",
-        ),
-        (
-            [
-                {"query_id": "q1", "doc_ids": ["a"], "scores": [0.1]},
-                {"query_id": "q1", "doc_ids": ["b"], "scores": [0.1]},
-            ],
-            r"predictions\[1\]: query 'q1' appears in more than one row",
-        ),
+        *ROW_STRUCTURE_ERRORS,
         (
             # two mistakes: evaluate's path checks every value before the row structure
             [
