@@ -25,6 +25,9 @@ SHARED_DATA ?= ../shared/data
 DS3_VENV ?= .venv-ds3
 DS3_STAMP := $(DS3_VENV)/.installed
 DS3_SPEC ?= datasets>=3.6,<4
+# bench_retrieval at v202603 size (1): its naive baseline loop takes about half an hour on 2
+# cores; BENCH_RETRIEVAL_SCALE=0.1 for a quick look.
+BENCH_RETRIEVAL_SCALE ?= 1
 
 .PHONY: demo leaderboard test test-all lint format bench venv system-deps clean
 
@@ -138,7 +141,7 @@ bench: $(STAMP) system-deps
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_sandbox.py
 	$(PY) benchmarks/bench_dataset.py
-	$(PY) benchmarks/bench_retrieval.py
+	$(PY) benchmarks/bench_retrieval.py --scale $(BENCH_RETRIEVAL_SCALE)
 	$(PY) benchmarks/bench_rerank.py
 	@if [ -d "$(DEMO)/coreb" ]; then $(PY) benchmarks/bench_backends.py --dataset $(DEMO)/coreb; \
 	else echo "bench_backends skipped: no $(DEMO)/coreb (run make demo first)"; fi

@@ -1,9 +1,11 @@
-"""CPU inference backends for the embedder: torch fp32 against ONNX Runtime and OpenVINO.
+"""CPU inference backends for the embedder and the cross-encoder: torch fp32 against ONNX
+Runtime and OpenVINO.
 
 A standalone script, not a test::
 
     .venv/bin/python benchmarks/bench_backends.py                  # the demo release
     .venv/bin/python benchmarks/bench_backends.py --dataset DIR --repeats 5
+    .venv/bin/python benchmarks/bench_backends.py --skip-reranker
 
 Contenders, on the same texts (every code and text document of the release's corpora), the
 bundled MiniLM (all-MiniLM-L6-v2), batch size 64, length-sorted batches as the runner encodes:
@@ -13,7 +15,15 @@ round), the median is reported, exports are made before timing.
 
 Quality: the real runner (:func:`coreb_toolkit.benchmark.runner.evaluate_model`) evaluates each
 backend on the release into a scratch folder; the Overall nDCG@10 difference against torch is
-reported (fp32 must agree to 1e-4). Results go to ``benchmarks/results/bench_backends.json``.
+reported (fp32 must agree to 1e-4).
+
+Reranker: the bundled ``minilm`` cross-encoder (MiniLM with its seeded, *untrained* one-label
+head: the scores are plumbing, so the nDCG@10 difference measures agreement with torch, not
+quality) on each backend. pairs/s on ``--rerank-pairs`` (query, code) pairs of mixed length
+(``bench_rerank.build_pairs``: HumanEval-X when the shared data is there), repeats interleaved,
+scored past the score cache; the largest score difference against torch; and the Overall
+nDCG@10 of BM25 reranked (top ``--rerank-top-k``) on the release, against torch's. Results go
+to ``benchmarks/results/bench_backends.json``.
 """
 
 from __future__ import annotations
@@ -57,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         help="a CoREB build (default: the one `make demo` writes)",
     )
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rerank-pairs", type=int, default=1000)
+    parser.add_argument("--rerank-top-k", type=int, default=32)
+    parser.add_argument("--skip-reranker", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "bench_backends.json")
     args = parser.parse_args(argv)
 
@@ -95,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = read_results(results_json).rows
         ndcg[(b, q)] = next(r["ndcg_at_10"] for r in rows if r["level"] == "overall")
 
+    reranker = None if args.skip_reranker else bench_reranker(args, scratch)
     base = statistics.median(seconds[("torch", None)])
     report = []
     for b, q in CONTENDERS:
@@ -120,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch_threads": torch.get_num_threads(),
         "model": "sentence-transformers/all-MiniLM-L6-v2 (bundled minilm)",
         "results": report,
+        "reranker": reranker,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(body, indent=2) + "\n")
@@ -129,8 +144,81 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['backend']} | {r['quantize'] or 'fp32'} | {r['docs_per_second']} | "
               f"{r['speedup_vs_torch']:.2f}x | {r['overall_ndcg_at_10']:.4f} | "
               f"{r['ndcg_at_10_diff_vs_torch']:+.5f} |")  # fmt: skip
+    if reranker is not None:
+        print(f"\nreranker: {reranker['model']}, {reranker['pairs']} pairs")
+        print(
+            "| backend | quantize | pairs/s | vs torch | max score diff | reranked Overall "
+            "nDCG@10 | diff vs torch |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        for r in reranker["results"]:
+            cells = [
+                r["backend"],
+                r["quantize"] or "fp32",
+                r["pairs_per_second"],
+                f"{r['speedup_vs_torch']:.2f}x",
+                f"{r['max_score_diff_vs_torch']:.2e}",
+                f"{r['overall_ndcg_at_10']:.4f}",
+                f"{r['ndcg_at_10_diff_vs_torch']:+.5f}",
+            ]
+            print("| " + " | ".join(map(str, cells)) + " |")
     print(f"written to {args.out}")
     return 0
+
+
+def bench_reranker(args: argparse.Namespace, scratch: Path) -> dict:
+    """pairs/s, score and nDCG@10 agreement of the cross-encoder on every backend."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_rerank import build_pairs
+
+    from coreb_toolkit.benchmark.results import read_results
+    from coreb_toolkit.benchmark.runner import evaluate_model
+    from coreb_toolkit.retrieval.backends import quantization_config
+    from reranker.cross_encoder import CrossEncoderReranker
+    from reranker.registry import load_reranker
+
+    pairs = build_pairs(args.rerank_pairs)
+    bundled = load_reranker("minilm", device="cpu")  # the seeded untrained head, once
+    rerankers = {}
+    for b, q in CONTENDERS:
+        rr = CrossEncoderReranker(bundled.model, name="minilm", inference_backend=b, quantize=q,
+                                  cache_dir=scratch / f"rerank-{b}-{q or 'fp32'}")  # fmt: skip
+        rr.untrained_head = True
+        rr._score_batch(pairs[:8], None)  # export (or load) and warm up before any timing
+        rerankers[(b, q)] = rr
+    seconds: dict[tuple[str, str | None], list[float]] = {c: [] for c in CONTENDERS}
+    scores: dict[tuple[str, str | None], list[float]] = {}
+    for _ in range(args.repeats):
+        for c, rr in rerankers.items():
+            start = time.perf_counter()
+            # _score_batch: the model itself, past the score cache that would answer a repeat
+            scores[c] = rr._score_batch(pairs, None)
+            seconds[c].append(time.perf_counter() - start)
+    ndcg = {}
+    for (b, q), rr in rerankers.items():
+        out = scratch / f"rerank-runs-{b}-{q or 'fp32'}"
+        evaluate_model(str(args.dataset), "bm25", out, reranker=rr, rerank_top_k=args.rerank_top_k,
+                       top_k=100, plots=False, progress=False)  # fmt: skip
+        (results_json,) = out.glob("*+*/*/results.json")
+        rows = read_results(results_json).rows
+        ndcg[(b, q)] = next(r["ndcg_at_10"] for r in rows if r["level"] == "overall")
+    base, torch_scores = statistics.median(seconds[("torch", None)]), scores[("torch", None)]
+    results = []
+    for c in CONTENDERS:
+        median = statistics.median(seconds[c])
+        diff = max(abs(a - b) for a, b in zip(scores[c], torch_scores, strict=True))
+        results.append({
+            "backend": c[0], "quantize": c[1], "quantization": quantization_config(*c),
+            "median_seconds": round(median, 4), "pairs_per_second": round(len(pairs) / median, 1),
+            "speedup_vs_torch": round(base / median, 3), "max_score_diff_vs_torch": diff,
+            "overall_ndcg_at_10": ndcg[c],
+            "ndcg_at_10_diff_vs_torch": ndcg[c] - ndcg[("torch", None)],
+        })  # fmt: skip
+    return {
+        "model": "bundled minilm cross-encoder (all-MiniLM-L6-v2 + seeded untrained head)",
+        "pairs": len(pairs), "first_stage": "bm25", "rerank_top_k": args.rerank_top_k,
+        "max_length": rerankers[("torch", None)].max_length, "results": results,
+    }  # fmt: skip
 
 
 if __name__ == "__main__":

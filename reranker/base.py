@@ -141,6 +141,16 @@ def architectures(config: object) -> list[str]:
     return [str(a) for a in (getattr(config, "architectures", None) or [])]
 
 
+def runtime_metadata(reranker: object) -> dict[str, object]:
+    """``inference_backend`` and ``quantization`` (what the int8 export does, ``None`` for
+    fp32) of a reranker, for its results file."""
+    from coreb_toolkit.retrieval.backends import quantization_config
+
+    backend = str(getattr(reranker, "inference_backend", "torch"))
+    quantize = getattr(reranker, "quantize", None)
+    return {"inference_backend": backend, "quantization": quantization_config(backend, quantize)}
+
+
 def token_budget(
     owner: str, max_length: int, max_tokens_per_batch: int | None, batch_size: int | None
 ) -> int | None:
@@ -181,6 +191,10 @@ class BaseReranker(ABC):
     #: True when the model's scoring head is freshly initialised, not trained (the bundled
     #: ``minilm`` plumbing alias): its scores are not relevance. Results files record it.
     untrained_head: bool = False
+    #: the runtime of the model's forward pass (``"torch"``, ``"onnx"``, ``"openvino"``) and
+    #: its quantisation (``None``: the fp32 weights); a backend that exports sets them
+    inference_backend: str = "torch"
+    quantize: str | None = None
     _cache: ScoreCache | None = None
 
     @classmethod
@@ -199,6 +213,7 @@ class BaseReranker(ABC):
             "max_length": self.max_length,
             "max_tokens_per_batch": self.max_tokens_per_batch,
             "untrained_head": self.untrained_head,
+            **runtime_metadata(self),
         }
 
     def batches(self, lengths: Sequence[int]) -> list[list[int]]:

@@ -21,6 +21,14 @@ characters, batches a fixed count of pairs and tokenizes each batch again. A ``C
 that is not a single sequence-classification module (a causal LM scored by logits, extra
 modules) is scored through ``predict``, one call per batch.
 
+Inference backends (``inference_backend``): ``"torch"`` (default), or, for a plain sequence
+classifier on the CPU, ``"onnx"`` (ONNX Runtime) or ``"openvino"``, optionally ``quantize="int8"``.
+The classifier is exported once to ONNX with its ``logits`` as output
+(:class:`~coreb_toolkit.retrieval.backends.ExportedEncoder`, cached by fingerprint under
+``<cache_dir>/exported`` beside the score cache) and run on the same collated batches, so the
+tokenization, batching and activation are those of the torch path; the fingerprint, and with it
+the score cache and the results file, records the backend and the quantisation.
+
 A BERT classifier (``BertForSequenceClassification``: all-MiniLM-L6-v2,
 cross-encoder/ms-marco-MiniLM-L6-v2...) reads the last layer at the ``[CLS]`` position only
 (its pooler), so that layer runs the keys and values of every position but the query,
@@ -32,9 +40,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reranker.base import BaseReranker, architectures, model_fingerprint, require, token_budget
+
+if TYPE_CHECKING:
+    from coreb_toolkit.retrieval.backends import ExportedEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +74,10 @@ class CrossEncoderReranker(BaseReranker):
         cache_dir: keep scores on disk there (see :mod:`reranker.base`).
         trust_remote_code: run the model folder's own code (jina-reranker-v2 and models
             fine-tuned from it); only for models you trust.
+        inference_backend: ``"torch"`` (default), ``"onnx"`` or ``"openvino"`` (CPU only, a
+            plain sequence classifier only; see the module notes).
+        quantize: ``"int8"`` with ``onnx`` (dynamic quantisation) or ``openvino`` (int8
+            weights); ``None`` keeps the fp32 weights.
 
     Example::
 
@@ -89,8 +104,15 @@ class CrossEncoderReranker(BaseReranker):
         device: str | None = None,
         cache_dir: str | Path | None = None,
         trust_remote_code: bool = False,
+        inference_backend: str = "torch",
+        quantize: str | None = None,
     ) -> None:
+        from coreb_toolkit.retrieval.backends import check_backend
+
         st = require("sentence_transformers")
+        self.inference_backend, self.quantize = check_backend(
+            inference_backend, quantize, type(self).__name__
+        )
         max_tokens_per_batch = token_budget(
             type(self).__name__, max_length, max_tokens_per_batch, batch_size
         )
@@ -124,9 +146,64 @@ class CrossEncoderReranker(BaseReranker):
         self._special = self.tokenizer.num_special_tokens_to_add(pair=True)
         self._classifier = sequence_classifier(model)
         self._bert_cls_only = is_plain_bert(self._classifier)
+        self._exported: ExportedEncoder | None = None
+        if self.inference_backend != "torch":
+            self._check_exportable()
+
+    def _check_exportable(self) -> None:
+        """``ValueError`` for a model the exported backends cannot run as the torch path does."""
+        backend = self.inference_backend
+        if self._classifier is None:
+            raise ValueError(
+                f"{type(self).__name__}: inference_backend={backend!r} exports a plain "
+                f"sequence classifier, and {self.name!r} is more (extra modules, a prompt, a "
+                "non-torch CrossEncoder); use inference_backend='torch' for it"
+            )
+        device = str(getattr(self._classifier, "device", "cpu"))
+        if not device.startswith("cpu"):
+            raise ValueError(
+                f"{type(self).__name__}: inference_backend={backend!r} runs on the CPU, but the "
+                f"model is on {device}; load it with device='cpu' or use inference_backend='torch'"
+            )
+
+    @property
+    def exported(self) -> ExportedEncoder | None:
+        """The ONNX / OpenVINO classifier (exported on first use, then read from the cache), or
+        ``None`` on torch."""
+        if self.inference_backend == "torch":
+            return None
+        if self._exported is None:
+            from coreb_toolkit.retrieval.backends import (
+                ExportedEncoder,
+                export_fingerprint,
+                export_folder,
+            )
+
+            tok = self.tokenizer
+            names = ("input_ids", "attention_mask")
+            if "token_type_ids" in getattr(tok, "model_input_names", ()):
+                names = (*names, "token_type_ids")
+            cache = None if self.cache_dir is None else Path(self.cache_dir)
+            self._exported = ExportedEncoder(
+                self._classifier, names, self.inference_backend, self.quantize,
+                export_folder(cache), export_fingerprint(self._torch_fingerprint(),
+                                                         self.inference_backend, self.quantize),
+                output="logits",
+            )  # fmt: skip
+        return self._exported
 
     def fingerprint(self) -> str:
-        """Model source, revision, activation and a checksum of a sample of every weight."""
+        """Model source, revision, activation and a checksum of a sample of every weight, and
+        the inference backend and quantisation when they are not torch's fp32."""
+        if self.inference_backend == "torch":
+            return self._torch_fingerprint()
+        from coreb_toolkit.retrieval.backends import quantization_config
+
+        runtime = [self.inference_backend, quantization_config(self.inference_backend,
+                                                               self.quantize)]  # fmt: skip
+        return model_fingerprint(self.model, [self._torch_fingerprint(), *runtime])
+
+    def _torch_fingerprint(self) -> str:
         config = getattr(self.model, "config", None)
         meta = [self._source, getattr(config, "_commit_hash", None), repr(self.model.activation_fn)]
         return model_fingerprint(self.model, meta)
@@ -155,6 +232,7 @@ class CrossEncoderReranker(BaseReranker):
         )
         features = {k: v for k, v in enc.items() if k in ("input_ids", "token_type_ids")}
         scores = [0.0] * len(pairs)
+        _ = self.exported  # exported (or read) outside inference mode, which export refuses
         with torch.inference_mode():
             for group in self.batches([len(ids) for ids in features["input_ids"]]):
                 if self._classifier is None:
@@ -195,6 +273,8 @@ class CrossEncoderReranker(BaseReranker):
 
     def logits(self, inputs: dict[str, Any]) -> Any:
         """The classifier's logits of a collated batch."""
+        if self.exported is not None:
+            return self.exported(inputs)
         if self._bert_cls_only:
             return bert_cls_logits(self._classifier, inputs)
         return self._classifier(**inputs).logits

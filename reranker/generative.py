@@ -59,6 +59,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: Why the yes/no reranker runs on torch only (no ONNX / OpenVINO backend).
+TORCH_ONLY = (
+    "its scores run shared prompt heads once and every prompt's rest against their key/value "
+    "cache, and compute the last position's logits only; an ONNX export of the causal LM runs "
+    "whole prompts through the full vocabulary head, and no exported causal LM has been shown "
+    "here to give the same P(yes) to 1e-4"
+)
+
 
 class GenerativeReranker(BaseReranker):
     """Score pairs by a causal LM's P(yes) / (P(yes) + P(no)) [Qwen3-Reranker card; protocol §4].
@@ -78,6 +86,9 @@ class GenerativeReranker(BaseReranker):
             tokens per forward pass (``batch_size * max_length`` tokens).
         cache_dir: keep scores on disk there (see :mod:`reranker.base`).
         default_instruction: the instruction when ``score`` gets none (the card's default).
+        inference_backend: ``"torch"`` only; ``"onnx"`` / ``"openvino"`` (and ``quantize``)
+            are refused with the reason (see :data:`TORCH_ONLY`).
+        quantize: ``None`` only (see ``inference_backend``).
 
     Example::
 
@@ -110,7 +121,18 @@ class GenerativeReranker(BaseReranker):
         batch_size: int | None = None,
         cache_dir: str | Path | None = None,
         default_instruction: str = DEFAULT_INSTRUCTION,
+        inference_backend: str = "torch",
+        quantize: str | None = None,
     ) -> None:
+        from coreb_toolkit.retrieval.backends import check_backend
+
+        check_backend(inference_backend, quantize, type(self).__name__)
+        if inference_backend != "torch":
+            raise ValueError(
+                f"{type(self).__name__}: inference_backend={inference_backend!r} is not "
+                f"available for the generative yes/no reranker: {TORCH_ONLY}; use "
+                "inference_backend='torch' (or a cross-encoder reranker for onnx / openvino)"
+            )
         torch = require("torch")
         transformers = require("transformers")
         budget = token_budget(type(self).__name__, max_length, max_tokens_per_batch, batch_size)

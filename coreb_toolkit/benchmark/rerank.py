@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from reranker.base import BaseReranker, Reranker
+from reranker.base import BaseReranker, Reranker, runtime_metadata
 from reranker.instructions import instruction_for
 
 logger = logging.getLogger(__name__)
@@ -260,6 +260,7 @@ def reranker_metadata(reranker: Reranker, subtasks: Sequence[str]) -> dict[str, 
         "instructions": {name: instruction_for(name) for name in subtasks},
         # the bundled plumbing alias (minilm) scores with a new, untrained head: marked
         "untrained_head": bool(getattr(reranker, "untrained_head", False)),
+        **runtime_metadata(reranker),
     }
 
 

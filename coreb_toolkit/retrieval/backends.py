@@ -1,5 +1,8 @@
 """CPU inference backends for embedders and cross-encoders: ONNX Runtime and OpenVINO.
 
+Used by :class:`~coreb_toolkit.retrieval.dense.DenseRetriever` (``backend=``) and
+:class:`~reranker.cross_encoder.CrossEncoderReranker` (``inference_backend=``).
+
 sentence-transformers loads models with ``backend="onnx"`` / ``"openvino"`` through Optimum
 (``optimum-onnx``, ``optimum-intel``), but no release of those on PyPI works with the
 transformers 5 this project pins (optimum-onnx 0.1.0 declares ``transformers<4.58`` and
@@ -66,7 +69,7 @@ def check_backend(backend: object, quantize: object, owner: str) -> tuple[str, s
     if quantize is not None and backend == "torch":
         raise ValueError(
             f"{owner}: quantize={quantize!r} needs backend 'onnx' or 'openvino' (torch runs the "
-            "fp32 weights); pass --backend onnx or --backend openvino with --quantize"
+            "fp32 weights); choose one of them with the quantisation"
         )
     return str(backend), None if quantize is None else str(quantize)
 

@@ -166,6 +166,10 @@ class DenseRetriever:
         self._commit: str | None = None
         self._located = False
         self._memo: dict[str, Embeddings] = {}
+        # [prompt, max_length] -> {text: its vector}, every text embedded so far (corpus and
+        # queries): a query is encoded once per text, and not at all when it is a document
+        # already embedded with the same prompt (a code query of c2t / c2c, without prompts)
+        self._rows: dict[str, dict[str, torch.Tensor]] = {}
         self._index: Embeddings | None = None
         self._exported: ExportedEncoder | None = None
 
@@ -297,18 +301,30 @@ class DenseRetriever:
         """
         if not corpus:
             raise ValueError(f"{type(self).__name__}.encode_corpus: the corpus is empty")
-        return self._cached(corpus, self.prompts["document"], "corpus")
+        prompt = self.prompts["document"]
+        emb = self._cached(corpus, prompt, "corpus")
+        seen = self._rows.setdefault(json.dumps([prompt, self.max_length]), {})
+        for d, vector in zip(emb.ids, emb.vectors, strict=True):
+            seen.setdefault(corpus[d], vector)
+        return emb
 
     def encode_queries(
         self, queries: Mapping[str, str], *, prompt: str | None = None
     ) -> Embeddings:
         """Embeddings of the queries, in their order, through the same cache as the corpus.
 
-        The cache is keyed by the query *texts in order* (not their ids), so two subtasks with
-        the same queries under other ids (``t2c_*_any`` and ``t2c_*_python`` of a Python-only
-        release) are encoded once; the texts are batched exactly as an uncached call batches
-        them, so the vectors are the same. ``prompt`` overrides the retriever's query prompt
-        for this call, e.g. a code-to-code instruction for the same model and corpus.
+        Queries are deduplicated by text, within a call and across calls: a text this retriever
+        has already embedded with the same prompt and length is not encoded again, so the
+        subtasks that share queries (``t2c_*_any`` and its per-language views, the retro
+        variants of a problem) encode each query text once per run, and a code query that is
+        also a document of an encoded corpus (c2t, c2c) reuses its vector when the query and
+        document prompts are the same (a model without prompts). The texts still to encode
+        go, length-sorted and batched, through the same memory and disk cache as the corpus,
+        keyed by those texts in order. A set of queries none of which was seen before is
+        batched exactly as an uncached call batches it, so its vectors are the same; a text
+        first seen in another call was padded in another batch, which moves its vector by float
+        rounding only (below 1e-6). ``prompt`` overrides the retriever's query prompt for this
+        call, e.g. a code-to-code instruction for the same model and corpus.
         """
         ids = list(queries)
         for q in ids:
@@ -319,10 +335,17 @@ class DenseRetriever:
                 )
         if not ids:
             return Embeddings([], self._encode([], "", "queries"))
+        import torch
+
         prompt = self.prompts["query"] if prompt is None else prompt
-        # position ids sort in input order, so the cached (id-sorted) order is the input order
-        texts = {f"{n:09d}": queries[q] for n, q in enumerate(ids)}
-        return Embeddings(ids, self._cached(texts, prompt, "queries").vectors)
+        seen = self._rows.setdefault(json.dumps([prompt, self.max_length]), {})
+        missing = list(dict.fromkeys(t for q in ids if (t := queries[q]) not in seen))
+        if missing:
+            # position ids sort in input order, so the cached (id-sorted) order is the input order
+            texts = {f"{n:09d}": t for n, t in enumerate(missing)}
+            vectors = self._cached(texts, prompt, "queries").vectors
+            seen.update(zip(missing, vectors, strict=True))
+        return Embeddings(ids, torch.stack([seen[queries[q]] for q in ids]))
 
     def _cached(self, texts: Mapping[str, str], prompt: str, what: str) -> Embeddings:
         """``texts`` embedded with ``prompt``: from memory, else ``cache_dir``, else encoded."""
@@ -539,8 +562,8 @@ class DenseFirstStage(Retriever):
     ``encode_queries``, ``search`` and ``metadata``) behind the
     :class:`~coreb_toolkit.retrieval.base.Retriever` contract.
 
-    The corpus is encoded once per content (the encoder's embedding cache), each query set once
-    per texts; ``query_type`` / ``document_type`` do not matter to an embedder.
+    The corpus is encoded once per content (the encoder's embedding cache), each query text
+    once; ``query_type`` / ``document_type`` do not matter to an embedder.
 
     Args:
         encoder: the retriever doing the work.

@@ -129,6 +129,12 @@ def test_dense_options_go_only_to_models_that_take_them(evaluate_calls, tmp_path
         (["--rerank-batch-size", "4"], {"batch_size": 4}),
         (["--rerank-max-length", "64"], {"max_length": 64}),
         (["--cache-dir", "C"], {"cache_dir": Path("C") / "rerank"}),
+        (["--rerank-trust-remote-code"], {"trust_remote_code": True}),
+        (["--rerank-backend", "openvino"], {"inference_backend": "openvino"}),
+        (
+            ["--rerank-backend", "onnx", "--rerank-quantize", "int8"],
+            {"inference_backend": "onnx", "quantize": "int8"},
+        ),
     ],
 )
 def test_reranker_options_go_to_the_loader(
@@ -152,6 +158,13 @@ def test_reranker_options_go_to_the_loader(
         (["--batch-size", "8"], "--batch-size applies to dense models only"),
         (["--rerank-max-length", "64"], "--rerank-max-length only apply with --reranker"),
         (["--rerank-batch-size", "4"], "--rerank-batch-size only apply with --reranker"),
+        (["--rerank-backend", "onnx"], "--rerank-backend only apply with --reranker"),
+        (["--rerank-quantize", "int8"], "--rerank-quantize only apply with --reranker"),
+        (
+            ["--reranker", "x", "--rerank-quantize", "int8"],
+            "quantize='int8' needs backend 'onnx' or 'openvino'",
+        ),
+        (["--reranker", "x", "--rerank-backend", "tensorrt"], "invalid choice: 'tensorrt'"),
         (["--top-k", "0"], "--top-k must be at least 1, got 0"),
         (["--reranker", "x", "--rerank-batch-size", "0"], "--rerank-batch-size must be at least"),
         (["--max-length", "0", "--model", "minilm"], "--max-length must be at least 1"),

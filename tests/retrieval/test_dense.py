@@ -322,6 +322,53 @@ def test_identical_query_sets_are_encoded_once(make, forwards, tmp_path):
     assert forwards[0] > after_first
 
 
+@pytest.fixture
+def encoded_texts(monkeypatch):
+    """The texts each retriever sends to the model, call by call."""
+    calls: list[list[str]] = []
+    inner = DenseRetriever._encode
+
+    def record(self, texts, prompt, what):
+        calls.append(list(texts))
+        return inner(self, texts, prompt, what)
+
+    monkeypatch.setattr(DenseRetriever, "_encode", record)
+    return calls
+
+
+def test_queries_are_encoded_once_per_text_across_calls(make, encoded_texts):
+    retriever = make()
+    first = retriever.encode_queries({"a": QUERIES["q_sort"], "b": QUERIES["q_fib"]})
+    # b is known: only the new texts are encoded, a text given twice in one call once
+    overlap = {"b2": QUERIES["q_fib"], "c": QUERIES["q_reverse"], "c2": QUERIES["q_reverse"]}
+    second = retriever.encode_queries(overlap)
+    assert encoded_texts == [[QUERIES["q_sort"], QUERIES["q_fib"]], [QUERIES["q_reverse"]]]
+    assert second.ids == ["b2", "c", "c2"]
+    assert torch.equal(second.vectors[0], first.vectors[1])
+    assert torch.equal(second.vectors[1], second.vectors[2])
+    # the same vectors as an uncached encoding, up to the rounding of another batch's padding
+    alone = make().encode_queries(overlap).vectors
+    assert torch.allclose(second.vectors, alone, atol=1e-6)
+    # another prompt or length is another text
+    retriever.encode_queries(overlap, prompt="query: ")
+    make(max_length=8).encode_queries(overlap)
+    assert len(encoded_texts) == 5
+
+
+def test_a_code_query_reuses_the_vector_of_its_document(make, encoded_texts):
+    retriever = make()
+    corpus = retriever.encode_corpus(CORPUS)
+    assert len(encoded_texts) == 1
+    code_query = retriever.encode_queries({"q": CORPUS["fib"]})
+    assert len(encoded_texts) == 1  # a c2t / c2c query that is a document: not encoded again
+    assert torch.equal(code_query.vectors[0], corpus.vectors[corpus.ids.index("fib")])
+    # a query prompt the documents do not have: the query is another input, encoded
+    prompted = make(query_prompt="query: ")
+    prompted.encode_corpus(CORPUS)
+    prompted.encode_queries({"q": CORPUS["fib"]})
+    assert encoded_texts[-1] == [CORPUS["fib"]] and len(encoded_texts) == 3
+
+
 def test_query_embeddings_go_through_the_disk_cache(make, forwards, tmp_path):
     first = make(cache_dir=tmp_path).encode_queries(QUERIES)
     encoded = forwards[0]

@@ -154,29 +154,51 @@ class ModelArguments:
             "(jina-reranker-v2 and models trained from it need it); only for models you trust",
         },
     )
+    rerank_backend: Literal["torch", "onnx", "openvino"] = field(
+        default="torch",
+        metadata={
+            "help": "with a cross-encoder --reranker: the runtime of its classifier on CPU, "
+            "torch (default), onnx or openvino, exported once per fingerprint (into "
+            "--cache-dir/rerank/exported when given); the generative yes/no reranker runs on "
+            "torch only",
+        },
+    )
+    rerank_quantize: Literal["int8"] | None = field(
+        default=None,
+        metadata={
+            "help": "with --rerank-backend onnx or openvino: int8 (onnx: dynamic quantisation; "
+            "openvino: int8 weights)",
+        },
+    )
     json: Path | None = field(
         default=None, metadata={"help": "also write every result as one JSON file"}
     )
 
-    def rerank_flags(self) -> dict[str, int | None]:
+    def rerank_flags(self) -> dict[str, Any]:
         """The flags that only mean something with ``--reranker``, and their values."""
         return {
             "--rerank-batch-size": self.rerank_batch_size,
             "--rerank-max-length": self.rerank_max_length,
             "--rerank-trust-remote-code": self.rerank_trust_remote_code or None,
+            "--rerank-backend": None if self.rerank_backend == "torch" else self.rerank_backend,
+            "--rerank-quantize": self.rerank_quantize,
         }
 
     def __post_init__(self) -> None:
         given = [flag for flag, value in self.rerank_flags().items() if value is not None]
         if given and self.reranker is None:
             raise ValueError(f"{', '.join(given)} only apply with --reranker NAME (e.g. minilm)")
-        for flag, value in {
-            **self.rerank_flags(), "--batch-size": self.batch_size, "--max-length": self.max_length
-        }.items():  # fmt: skip
-            _positive(flag, value)
+        counts = {**self.rerank_flags(), "--batch-size": self.batch_size,
+                  "--max-length": self.max_length}  # fmt: skip
+        for flag, value in counts.items():
+            # the counts; not a switch (--rerank-trust-remote-code) nor a name (--rerank-backend)
+            if isinstance(value, int) and not isinstance(value, bool):
+                _positive(flag, value)
         from coreb_toolkit.retrieval.backends import check_backend
 
         check_backend(self.backend, self.quantize, "--backend/--quantize")
+        check_backend(self.rerank_backend, self.rerank_quantize,
+                      "--rerank-backend/--rerank-quantize")  # fmt: skip
 
     def retriever_options(self, model: str) -> dict[str, Any]:
         """The first-stage options given that ``model``'s retriever takes (the registry says
@@ -224,6 +246,10 @@ class ModelArguments:
             options["batch_size"] = self.rerank_batch_size
         if self.cache_dir is not None:
             options["cache_dir"] = self.cache_dir / "rerank"
+        if self.rerank_backend != "torch":
+            options["inference_backend"] = self.rerank_backend
+        if self.rerank_quantize is not None:
+            options["quantize"] = self.rerank_quantize
         return resolve_reranker(self.reranker, options)
 
 
