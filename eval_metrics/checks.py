@@ -187,11 +187,15 @@ def check_query_scores(query_id: object, docs: Mapping[str, object], what: str =
     return plain
 
 
-def check_run(run: Run, qrels: Qrels) -> list[str]:
+def check_run(run: Run, qrels: Qrels, *, scores_checked: bool = False) -> list[str]:
     """Check the shape and scores of ``{query_id: {doc_id: float}}`` against ``qrels``.
 
     Returns the queries whose scores are real numbers of another type than ``float``/``int``
     (numpy scalars): pytrec_eval refuses those, so the caller converts them.
+
+    ``scores_checked``: the caller built the run itself and already passed every query's
+    scores through :func:`check_query_scores`, converting any that were not plain (the
+    ``coreb_metric`` module's row checks); only the shape and the queries are checked then.
     """
     if not isinstance(run, Mapping):
         raise TypeError(
@@ -206,7 +210,9 @@ def check_run(run: Run, qrels: Qrels) -> list[str]:
             "Every ranked query needs judgments; evaluate the run against the qrels of the "
             "same subtask and release, or drop those queries from the run yourself"
         )
-    to_convert = []
+    to_convert: list[str] = []
+    if scores_checked:
+        return to_convert
     for query_id, docs in run.items():
         if not isinstance(docs, Mapping):
             raise TypeError(

@@ -253,6 +253,7 @@ def evaluate_retrieval(
     exclude: Mapping[str, Iterable[str]] | None = None,
     no_positive_policy: NoPositivePolicy = "zero",
     relevance_level: int = 2,
+    checked: bool = False,
 ) -> RetrievalEvaluation:
     """Score a run against graded qrels under the CoREB protocol.
 
@@ -270,6 +271,11 @@ def evaluate_retrieval(
             0 on every measure and counts them (official runner, published numbers); ``"exclude"``
             leaves them out of the means.
         relevance_level: the grade from which a document is relevant (2 in CoREB).
+        checked: the caller built ``qrels`` and ``run`` itself from inputs it had already
+            checked by the same rules (every grade by ``check_relevance``, every query's
+            scores by ``check_query_scores``, numpy scores converted: the ``coreb_metric``
+            module's row checks), so those passes are not repeated; the run's queries are
+            still matched to the qrels. Leave it ``False`` for inputs you did not check.
 
     Returns:
         A :class:`RetrievalEvaluation` with per-query values, means and counts.
@@ -288,8 +294,9 @@ def evaluate_retrieval(
         )
     relevance_level = check_relevance_level(relevance_level)
     ks = resolve_k_values(k_values)
-    check_qrels(qrels)
-    to_convert = check_run(run, qrels)
+    if not checked:
+        check_qrels(qrels)
+    to_convert = check_run(run, qrels, scores_checked=checked)
     ranked = apply_exclusions(run, exclude, qrels)
     if to_convert:
         # numpy scores are refused by pytrec_eval: convert those queries, in a copy

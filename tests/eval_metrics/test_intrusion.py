@@ -98,3 +98,27 @@ def test_scores_are_compared_in_single_precision_then_by_doc_id():
         {"z": 0.1 + 1e-9, "h": 0.1}, positives=["z"], hard_negatives=["h"], positive_in_top=True
     )
     assert verdict is False
+
+
+def test_within_depth_matches_a_full_trec_eval_sort():
+    """_in_top against the ranking written out: every document sorted by (float32 score, id),
+    descending, as trec_eval orders them; scores drawn from few values so ties are common."""
+    import random
+
+    import numpy as np
+
+    from eval_metrics.intrusion import _in_top
+
+    rng = random.Random(7)
+    for case in range(400):
+        n = rng.randint(1, 40)
+        pool = [rng.random() for _ in range(rng.randint(1, 6))]
+        # values within one float32 of each other (single-precision ties), and plain ones
+        ranking = {f"d{i:02d}": rng.choice(pool) + rng.choice([0.0, 1e-9, -1e-9, 1e-3])
+                   for i in range(n)}  # fmt: skip
+        depth = rng.randint(1, 12)
+        f32 = {d: float(np.float32(s)) for d, s in ranking.items()}
+        order = sorted(ranking, key=lambda d: (f32[d], d), reverse=True)
+        for doc in ranking:
+            expected = order.index(doc) < depth
+            assert _in_top((f32[doc], doc), ranking, depth) is expected, (case, doc, depth)

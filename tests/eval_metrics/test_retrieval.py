@@ -279,3 +279,18 @@ def test_boolean_scores_are_refused_and_numpy_scores_are_read():
     res = evaluate_retrieval({"q": {"a": 2}}, run, k_values={"mrr": [10]})
     assert res.per_query["q"]["mrr_at_10"] == 0.5  # b (0.7) first, then a (0.5)
     assert type(run["q"]["a"]) is np.float32  # the caller's run is not converted in place
+
+
+def test_checked_inputs_skip_the_value_passes_but_not_the_query_match():
+    from eval_metrics import evaluate_retrieval
+
+    qrels = {"q1": {"a": 2, "b": 1}, "q2": {"c": 2}}
+    run = {"q1": {"a": 0.2, "b": 0.9}, "q2": {"c": 0.5, "a": 0.1}}
+    plain = evaluate_retrieval(qrels, run)
+    assert evaluate_retrieval(qrels, run, checked=True).per_query == plain.per_query
+    with pytest.raises(ValueError, match="absent from the qrels"):
+        evaluate_retrieval(qrels, {**run, "q9": {"a": 1.0}}, checked=True)
+    # what checked=True vouches for is not checked again: a NaN is the caller's promise broken
+    with pytest.raises(ValueError, match="finite"):
+        evaluate_retrieval(qrels, {"q1": {"a": float("nan")}})
+    evaluate_retrieval(qrels, {"q1": {"a": float("nan")}}, checked=True)
