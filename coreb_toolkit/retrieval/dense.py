@@ -313,18 +313,13 @@ class DenseRetriever:
     ) -> Embeddings:
         """Embeddings of the queries, in their order, through the same cache as the corpus.
 
-        Queries are deduplicated by text, within a call and across calls: a text this retriever
-        has already embedded with the same prompt and length is not encoded again, so the
-        subtasks that share queries (``t2c_*_any`` and its per-language views, the retro
-        variants of a problem) encode each query text once per run, and a code query that is
-        also a document of an encoded corpus (c2t, c2c) reuses its vector when the query and
-        document prompts are the same (a model without prompts). The texts still to encode
-        go, length-sorted and batched, through the same memory and disk cache as the corpus,
-        keyed by those texts in order. A set of queries none of which was seen before is
-        batched exactly as an uncached call batches it, so its vectors are the same; a text
-        first seen in another call was padded in another batch, which moves its vector by float
-        rounding only (below 1e-6). ``prompt`` overrides the retriever's query prompt for this
-        call, e.g. a code-to-code instruction for the same model and corpus.
+        Each query text is encoded once per prompt and length, within and across calls (the
+        subtasks share most queries); a code query that is an encoded document (c2t, c2c)
+        reuses its vector when query and document prompts are equal. The texts still to encode
+        go through the corpus's memory and disk cache, keyed by those texts in order; a set
+        none of which was seen is batched as an uncached call, so its vectors are the same (a
+        text padded in another call's batch moves by float rounding, below 1e-6). ``prompt``
+        overrides the query prompt for this call (a code-to-code instruction, say).
         """
         ids = list(queries)
         for q in ids:
