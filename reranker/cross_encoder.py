@@ -197,11 +197,15 @@ class CrossEncoderReranker(BaseReranker):
         the inference backend and quantisation when they are not torch's fp32."""
         if self.inference_backend == "torch":
             return self._torch_fingerprint()
+        import hashlib
+        import json
+
         from coreb_toolkit.retrieval.backends import quantization_config
 
-        runtime = [self.inference_backend, quantization_config(self.inference_backend,
-                                                               self.quantize)]  # fmt: skip
-        return model_fingerprint(self.model, [self._torch_fingerprint(), *runtime])
+        # the weights are hashed once, in the torch fingerprint; the runtime is added to it
+        runtime = [self._torch_fingerprint(), self.inference_backend,
+                   quantization_config(self.inference_backend, self.quantize)]  # fmt: skip
+        return hashlib.sha256(json.dumps(runtime, default=str).encode()).hexdigest()
 
     def _torch_fingerprint(self) -> str:
         config = getattr(self.model, "config", None)
