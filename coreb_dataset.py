@@ -58,7 +58,12 @@ from coreb_toolkit.builders.coreb.mteb import (
     export_mteb,
     load_mteb_task,
 )
-from coreb_toolkit.builders.coreb.qrels import QRELS_SCHEMES, QrelsOptions
+from coreb_toolkit.builders.coreb.prepared import (
+    is_release_source,
+    prepared_dataset,
+    source_fingerprint,
+)
+from coreb_toolkit.builders.coreb.qrels import QRELS_SCHEMES, QRELS_SOURCES, QrelsOptions
 from coreb_toolkit.builders.coreb.records import (
     Problem,
     Record,
@@ -246,6 +251,20 @@ def build(
     return _build_with_card(source, out_dir, card=card, **kwargs)
 
 
+def prepare_dataset(
+    source: str | os.PathLike[str],
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    options: QrelsOptions | None = None,
+    progress: bool = True,
+) -> str:
+    """A built dataset for ``source`` (a built folder or its Hub id as it is; a release folder,
+    in either layout, or a Hub release such as ``hq-bench/coreb`` built once into
+    ``cache_dir`` and reused, keyed by the source's fingerprint): every argument in
+    :func:`coreb_toolkit.builders.coreb.prepared.prepared_dataset`."""
+    return prepared_dataset(source, cache_dir, build, options=options, progress=progress)
+
+
 __all__ = [
     "CITATION",
     "CONFIG_NAME_PATTERN",
@@ -264,6 +283,7 @@ __all__ = [
     "OFFICIAL_FEATURES",
     "OFFICIAL_FIELDS",
     "QRELS_SCHEMES",
+    "QRELS_SOURCES",
     "RESERVED_CONFIG_NAMES",
     "SUBTASKS",
     "SUBTASK_FEATURES",
@@ -296,11 +316,13 @@ __all__ = [
     "hub_folder_configs",
     "hub_layout",
     "is_hub_folder",
+    "is_release_source",
     "load_config",
     "load_mteb_task",
     "load_subtask",
     "local_inputs",
     "official_rows",
+    "prepare_dataset",
     "read_hub_config",
     "read_release",
     "reclaim_leftovers",
@@ -309,6 +331,7 @@ __all__ = [
     "replace_folder",
     "resolve_release_path",
     "scratch_folder",
+    "source_fingerprint",
     "subtask_data",
     "subtask_rows",
     "write_hub_folder",

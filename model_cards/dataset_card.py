@@ -175,7 +175,57 @@ def _coreb_statistics(families: Sequence[str], release: CorebCardRelease) -> lis
             ],
         )
     )
+    if release.qrels_audit:
+        parts.append(qrels_audit_section(families, release.qrels_audit))
     return parts
+
+
+def qrels_audit_section(families: Sequence[str], audit: Mapping[str, Mapping[str, Any]]) -> str:
+    """The shipped qrels held against the execution metadata and the paper's rules (the
+    builders' ``audit_qrels``), as Markdown: one row per main task, then the subtasks whose
+    shipped positives include failed solutions."""
+    rows = []
+    for f in families:
+        a = audit.get(f)
+        if a is None:
+            continue
+        failed = sum(a["failed_positives"].values())
+        by_rule = (
+            (f"{a['positives_by_rule']:,}", f"{a['hard_negatives_by_rule']:,}",
+             f"{a['hard_negatives_in_pool']:,}",
+             f"{a['derived_positives']:,} / {a['derived_hard_negatives']:,}")
+            if "positives_by_rule" in a else ("-", "-", "-", a.get("note", "-"))
+        )  # fmt: skip
+        rows.append((f, f"{a['positives']:,}", f"{a['hard_negatives']:,}", failed, *by_rule))
+    text = (
+        "Shipped qrels against the execution metadata and the paper's rules (relevance 2 = "
+        "verified-correct solutions / the original description; `--qrels derived` rebuilds "
+        "with the rules instead):\n\n"
+        + markdown_table(
+            [
+                "main task",
+                "positives",
+                "hard negatives",
+                "positives that failed execution",
+                "positives the rules grade 2",
+                "hard negatives the rules grade 1",
+                "hard negatives in the rules' pool",
+                "the rules' positives / hard negatives",
+            ],
+            rows,
+        )
+    )
+    failed_rows = sorted(
+        (name, n) for a in audit.values() for name, n in a["failed_positives"].items() if n
+    )
+    if failed_rows:
+        text += (
+            "\n\nShipped positives whose execution failed (`meta.passed` false), by subtask: "
+            "the paper grades only verified-correct solutions 2, so these subtasks' published "
+            "figures credit failed code:\n\n"
+            + markdown_table(["subtask", "failed solutions graded 2"], failed_rows)
+        )
+    return text
 
 
 def render_coreb_card(data: CorebCardData) -> str:
@@ -196,6 +246,7 @@ def render_coreb_card(data: CorebCardData) -> str:
     qrels_note = (
         f"Some qrels were derived from execution outcomes (scheme `{opts['scheme']}`, "
         f"`min_hard_negatives={opts['min_hard_negatives']}`, "
+        f"`max_hard_negatives={opts.get('max_hard_negatives')}`, "
         f"`c2t_hard_negatives={opts['c2t_hard_negatives']}`, "
         f"`original_text_style={opts['original_text_style']!r}`); see the statistics for which."
         if data.qrels_derived

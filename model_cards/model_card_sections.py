@@ -11,6 +11,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coreb_toolkit.benchmark.published import (
+    canonical_release,
+    is_published_release,
+    published_source,
+    rank_among_published,
+)
 from coreb_toolkit.benchmark.report import c2t_canonical_note, untrained_note
 from eval_metrics.aggregate import TABLE_COLUMNS
 from model_cards.dataset_card import markdown_table
@@ -97,6 +103,22 @@ def first_stage_name(res: Mapping[str, Any]) -> str:
     return str((res.get("first_stage") or {}).get("model") or res["model"].get("name"))
 
 
+def published_standing(release: str, rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """One sentence: where the Overall nDCG@10 in ``rows`` would rank among the models the
+    CoREB paper reports on ``release`` (None for a release it does not report)."""
+    overall = next((r for r in rows if r["level"] != "subtask" and r["name"] == "Overall"), None)
+    if overall is None or not is_published_release(release):
+        return None
+    score = overall["ndcg_at_10"]
+    rank, count = rank_among_published(release, score)
+    table = published_source()["tables"][canonical_release(release)]
+    return (
+        f"Beside the paper: an Overall nDCG@10 of {score:.3f} would rank {rank} of {count + 1} "
+        f"among the {count} models the CoREB paper reports on {release} ({table}; their "
+        "figures are the paper's, not recomputed here)."
+    )
+
+
 def coreb_sections(ev: CardEvaluation) -> list[str]:
     """The CoREB results of one evaluation: protocol, per main task / Overall, per subtask, and
     for a reranked run the first stage and the gain."""
@@ -140,6 +162,9 @@ def coreb_sections(ev: CardEvaluation) -> list[str]:
             ],
         ),
     ]
+    standing = published_standing(ev.split, rows)
+    if standing:
+        parts.insert(3, standing)
     if "reranker" in res and res.get("first_stage_rows"):
         first = {r["name"]: r for r in res["first_stage_rows"]}
         delta = {r["name"]: r for r in res.get("delta") or []}

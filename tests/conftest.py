@@ -7,11 +7,20 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
-import pytest
+# `datasets` caches what load_dataset(folder) prepared under a key of the folder's path and
+# files; pytest reuses tmp paths across runs, so a shared cache could serve an earlier run's
+# build of the same path. Each session gets its own cache (set before datasets is imported).
+_DATASETS_CACHE = tempfile.mkdtemp(prefix="coreb-tests-datasets-")
+os.environ["HF_DATASETS_CACHE"] = _DATASETS_CACHE
+atexit.register(shutil.rmtree, _DATASETS_CACHE, ignore_errors=True)
+
+import pytest  # noqa: E402
 
 pytest_plugins = ["pytester"]
 

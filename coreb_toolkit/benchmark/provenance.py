@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import platform
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+from coreb_toolkit.builders.hub_folder import folder_fingerprint
 
 LIBRARIES = ("coreb-toolkit", "datasets", "pytrec-eval-terrier", "bm25s", "torch",
              "sentence-transformers", "transformers", "numpy")  # fmt: skip
@@ -20,30 +21,6 @@ def library_versions() -> dict[str, str | None]:
         except PackageNotFoundError:
             out[lib] = None
     return out
-
-
-def folder_fingerprint(folder: str | Path) -> str:
-    """``"sha256:<hex>"`` over the sorted relative paths and the bytes of every file.
-
-    Content, not sizes and mtimes: a copy, a checkout or a ``touch`` of the same data gives
-    the same fingerprint on any machine, and an edit that keeps a file's size does not go
-    unseen. Reading the bytes costs one pass over the folder, which the benchmark reads in full
-    anyway. Hidden files and folders (``.git``, ``.cache``) are left out.
-    """
-    root = Path(folder)
-    digest = hashlib.sha256()
-    files = sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
-    for p in files:
-        digest.update(p.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(str(p.stat().st_size).encode() + b"\0")
-        with p.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 22), b""):
-                digest.update(block)
-    return "sha256:" + digest.hexdigest()
 
 
 def dataset_revision(source: str) -> str | None:

@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import re
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -206,20 +207,36 @@ def _runs(retriever: Retriever, item: ReleaseInput, top_k: int, progress: bool) 
     by_corpus: dict[str, list[str]] = {}
     for name, data in item.subtasks.items():
         by_corpus.setdefault(data.corpus_name, []).append(name)
+    done, total = 0, len(item.subtasks)
     for corpus_name, names in by_corpus.items():
         corpus = item.corpora[corpus_name]
         # the code corpus is code, the text corpora prose; the queries are of their main task
         document_type = "code" if corpus_name == CORPUS_CODE else "text"
+        stage_line(progress, "%s: %s (%s documents), %d subtask(s) rank it", item.name,
+                   corpus_name, f"{len(corpus):,}", len(names))  # fmt: skip
         bar = tqdm(names, desc=f"{item.name}/{corpus_name}", unit="subtask",
                    disable=None if progress else True, leave=False)  # fmt: skip
         for name in bar:
+            bar.set_postfix_str(name, refresh=False)
             family = main_task_key(name)
             query_type = MAIN_TASKS[family].query_type if family in MAIN_TASKS else "auto"
+            started = time.perf_counter()
             runs[name] = retriever.search(
                 item.subtasks[name].queries, corpus, top_k=top_k,
                 query_type=query_type, document_type=document_type,
             )  # fmt: skip
+            done += 1
+            stage_line(progress, "%s [%d/%d] %s: %d queries ranked in %.1f s", item.name, done,
+                       total, name, len(item.subtasks[name].queries),
+                       time.perf_counter() - started)  # fmt: skip
     return runs
+
+
+def stage_line(progress: bool, message: str, *args: Any) -> None:
+    """One line per finished stage, logged when the progress bars are not shown (stderr is no
+    terminal: a log file, CI), so that a long run says where it is and what remains."""
+    if progress and not sys.stderr.isatty():
+        logger.info(message, *args)
 
 
 def _slug(name: str) -> str:
@@ -263,6 +280,7 @@ def evaluate_model(
     reranker_options: Mapping[str, Any] | None = None,
     c2t_canonical_corpus: str = "abbreviated",
     options: Any = None,
+    dataset_source: Mapping[str, Any] | None = None,
     **retriever_options: Any,
 ) -> list[dict[str, Any]]:
     """Run ``model`` on every selected subtask and release of ``source``; write, return results.
@@ -285,6 +303,10 @@ def evaluate_model(
     ``"full"`` the full texts, as the official CoREB runner and MTEB's C2T task rank them, to
     reproduce their figures. Every results dict and summary states the view. ``options`` (a
     ``coreb_dataset.QrelsOptions``) derive the qrels of a release folder that ships none.
+    ``source`` may also be a Hub release (``hq-bench/coreb``: the official configs), read
+    through ``coreb_dataset.prepare_dataset``. ``dataset_source`` is what ``results.json``
+    records as the dataset (default ``{"source": source, "revision": <its revision>}``): the
+    CLI records the release a cached build was made from.
 
     Each run is written as it was scored: the excluded documents (the c2c anchor) are removed
     before scoring and are not in ``runs/<subtask>.trec``, so the file scored as it is, by
@@ -297,6 +319,11 @@ def evaluate_model(
     """
     _check_stages(reranker, rerank_top_k, top_k, reranker_options)
     check_c2t_canonical_corpus(c2t_canonical_corpus)
+    import coreb_dataset
+
+    given = str(source)
+    if not Path(source).exists() and coreb_dataset.is_release_source(source):
+        source = coreb_dataset.prepare_dataset(source, None, options=options)
     items = discover(source, subtasks, releases, c2t_canonical_corpus, options=options)
     progress = bool(retriever_options.get("progress", True))  # one switch, both stages
     first_stage = (
@@ -309,13 +336,13 @@ def evaluate_model(
         second = resolve_reranker(reranker, reranker_options)
     meta = model_metadata(model, first_stage)
     versions = library_versions()
-    revision = dataset_revision(source)
+    recorded = dict(dataset_source or {"source": given, "revision": dataset_revision(given)})
     first_name = str(meta.get("name") or model)
     all_results = []
     for item in items:
         runs, results, first = _first_stage(
             first_stage, item, top_k, no_positive_policy, progress, c2t_canonical_corpus,
-            {"model": meta, "dataset": {"source": str(source), "revision": revision},
+            {"model": meta, "dataset": recorded,
              "versions": versions},
         )  # fmt: skip
         target = Path(out_dir) / _slug(first_name) / item.name
@@ -347,6 +374,7 @@ def _first_stage(
     t0 = time.perf_counter()
     runs = _as_scored(item, _runs(retriever, item, top_k, progress))
     elapsed = time.perf_counter() - t0
+    stage_line(progress, "%s: scoring %d subtask(s)", item.name, len(runs))
     evaluations = _evaluate(item, runs, no_positive_policy)
     ties = _ties(item, runs)
     first = next(iter(evaluations.values()))

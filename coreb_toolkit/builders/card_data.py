@@ -8,7 +8,7 @@ The builders own these shapes and know nothing of the renderer: data flows build
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -31,6 +31,8 @@ class CorebCardRelease:
     name: str
     qrels_source: dict[str, str]  # family -> shipped | derived-v2 | derived-v1
     statistics: dict[str, Any]
+    # family -> the shipped qrels against the execution metadata (builders' audit_qrels)
+    qrels_audit: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass

@@ -10,6 +10,7 @@ without the ``datasets`` cache where they can.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import secrets
@@ -240,6 +241,30 @@ def replace_folder(tmp: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def folder_fingerprint(folder: str | os.PathLike[str]) -> str:
+    """``"sha256:<hex>"`` over the sorted relative paths and the bytes of every file.
+
+    Content, not sizes and mtimes: a copy, a checkout or a ``touch`` of the same data gives
+    the same fingerprint on any machine, and an edit that keeps a file's size does not go
+    unseen. Reading the bytes costs one pass over the folder, which the benchmark reads in full
+    anyway. Hidden files and folders (``.git``, ``.cache``) are left out.
+    """
+    root = Path(folder)
+    digest = hashlib.sha256()
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+    for p in files:
+        digest.update(p.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(str(p.stat().st_size).encode() + b"\0")
+        with p.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 22), b""):
+                digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
 def is_hub_id(source: str | os.PathLike[str]) -> bool:
     """Whether ``source`` has the shape of a Hub dataset id (``owner/name``)."""
     return _HUB_ID.fullmatch(str(source)) is not None
@@ -249,7 +274,11 @@ def is_hub_folder(source: str | os.PathLike[str]) -> bool:
     """Whether ``source`` is a built dataset: a folder with a ``README.md`` (written by a
     build), or a Hub dataset id (``owner/name`` that is no local path)."""
     path = Path(source)
-    return (path / "README.md").is_file() or (not path.exists() and is_hub_id(source))
+    if (path / "README.md").is_file():
+        # a download of a Hub release (hq-bench/coreb) has a card too, but only the official
+        # configs: a CoREB build always writes its corpus views beside them
+        return not (path / "code_corpus").is_dir() or (path / "corpus_code").is_dir()
+    return not path.exists() and is_hub_id(source)
 
 
 def hub_folder_configs(folder: str | os.PathLike[str]) -> dict[str, list[str]]:

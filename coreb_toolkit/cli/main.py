@@ -169,7 +169,8 @@ def legacy_spelling(name: str, rest: list[str]) -> tuple[str, list[str], str | N
 
 
 #: loggers whose INFO lines are progress (one per finished stage), shown without -v too
-PROGRESS_LOGGERS = ("coreb_toolkit.releases.pipeline", "trainers.coreb_reranker")
+PROGRESS_LOGGERS = ("coreb_toolkit.releases.pipeline", "trainers.coreb_reranker",
+                    "coreb_toolkit.benchmark.runner", "coreb_toolkit.retrieval.dense")  # fmt: skip
 
 
 def configure_logging(verbose: bool, stream: IO[str] | None = None) -> None:

@@ -8,16 +8,13 @@ once per (model, release) and reused: in memory within a run, and on disk across
 and a fingerprint of the corpus content. Query sets go through the same cache, keyed by their
 texts, so identical query sets under other ids are encoded once.
 
-The model's own pipeline is used unchanged (its pooling, its ``Normalize`` module if it has
-one, the query/document prompts its ``config_sentence_transformers.json`` declares); the
-vectors are then L2-normalised in float32 so that an inner product is the cosine similarity
-whether or not the model normalises (a no-op, up to rounding, for models that do).
+The model's own pipeline is used unchanged (pooling, ``Normalize``, the prompts of its
+``config_sentence_transformers.json``); the vectors are then L2-normalised in float32, so an
+inner product is the cosine similarity (a no-op, up to rounding, for models that normalise).
 
-Encoding sorts texts by length so that a batch pads to similar lengths, and runs data-parallel
-when the script is started with ``accelerate launch`` (or ``torchrun``): the length-sorted
-batches are dealt out to the processes, every process encodes its share, and the vectors are
-gathered so that every process ends with the same matrix as a single process would compute
-(the batches, and so the padding, are the same).
+Encoding sorts texts by length (a batch pads little) and runs data-parallel under ``accelerate
+launch`` / ``torchrun``: the length-sorted batches are dealt out, and the gathered vectors equal
+a single process's (same batches, same padding).
 
 Search is exact (:mod:`coreb_toolkit.retrieval.embeddings`): a torch matmul over query chunks
 (memory bounded by :data:`SCORE_BUDGET`), or ``faiss.IndexFlatIP`` (``pip install faiss-cpu``)
@@ -33,6 +30,8 @@ import json
 import logging
 import os
 import re
+import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -358,8 +357,10 @@ class DenseRetriever:
             if world > 1:
                 emb = _broadcast(emb)
         if emb is None:
-            vectors = self._encode([texts[d] for d in ids], prompt, what)
-            emb = Embeddings(ids, vectors)
+            started = time.perf_counter()
+            emb = Embeddings(ids, self._encode([texts[d] for d in ids], prompt, what))
+            if self.progress and not sys.stderr.isatty():  # a log: one line where a bar shows
+                logger.info("encoded %d %s in %.1fs", len(ids), what, time.perf_counter() - started)
             if path is not None and rank == 0:
                 self._write_cache(path, emb, fingerprint, prompt)
         self._memo[memo_key] = emb

@@ -27,6 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from coreb_toolkit.benchmark.published import (
+    canonical_release,
+    is_published_release,
+    published_results,
+    published_source,
+)
 from coreb_toolkit.vocabulary import (
     LANGUAGE_LABELS,
     LANGUAGE_SUFFIXES,
@@ -171,8 +177,42 @@ def _overall_frame(entries: list[ValidatedSubmission], alpha: float, n_resamples
             "Size": size_bucket(meta.parameters),
             "Code-specialized": meta.code_specialized,
             "Queries": _row(e.figures, "overall", OVERALL)["n_queries"],
+            "Source": RECOMPUTED,
         })  # fmt: skip
+    records += _published_records(leader.results.release)
+    records.sort(key=lambda r: -r["Overall"])
     return pd.DataFrame.from_records(records)
+
+
+RECOMPUTED = "recomputed from the submitted runs"
+NOT_TESTED = "not tested (reported)"
+
+
+def _published_records(release: str) -> list[dict[str, Any]]:
+    """The CoREB paper's own rows for ``release`` (none for a release it does not report):
+    its printed figures, marked as reported, never recomputed, ranked or tested."""
+    if not is_published_release(release):
+        return []
+    table = published_source()["tables"][canonical_release(release)]
+    records = []
+    for row in published_results(release):
+        billions = row.parameters_billion
+        parameters = None if billions is None else int(billions * 1e9)
+        records.append({
+            "Rank": None,
+            "Model": row.model,
+            "Overall": row.overall_ndcg_at_10,
+            "vs leader": NOT_TESTED,
+            "Gap to leader": None,
+            **{t: row.score(t.lower()) for t in TASK_LABELS},
+            "Type": "reported by the paper",
+            "Parameters (M)": None if parameters is None else round(parameters / 1e6, 1),
+            "Size": size_bucket(parameters),
+            "Code-specialized": None,
+            "Queries": None,
+            "Source": f"reported by the CoREB paper ({table}), not recomputed",
+        })  # fmt: skip
+    return records
 
 
 def _subtask_frame(entries: list[ValidatedSubmission]):
@@ -274,6 +314,12 @@ def build_leaderboard(
         f"the same {len(first.figures.per_query(MAIN_SCORE))} queries ({n_resamples} "
         f"resamples, seed {seed}); {SIGNIFICANT} p < {alpha}, {SIMILAR} otherwise.",
     ]
+    if is_published_release(first.results.release):
+        notes.append(
+            "Rows of type 'reported by the paper' are the CoREB paper's printed figures for "
+            f"{first.results.release} (3 decimals), shown for orientation: they were not "
+            "recomputed from runs, have no rank and take no part in the significance tests."
+        )
     return Leaderboard(
         entries=ranked,
         overall=_overall_frame(ranked, alpha, n_resamples, seed),

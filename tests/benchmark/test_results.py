@@ -185,7 +185,7 @@ def test_an_untrained_reranker_is_marked_in_results_and_summary(hub, tmp_path):
 
 
 def test_qrels_options_reach_a_release_folder_not_a_built_one(hub, tmp_path, monkeypatch):
-    options = coreb_dataset.QrelsOptions(min_hard_negatives=3)
+    options = coreb_dataset.QrelsOptions(min_hard_negatives=2)
     with pytest.raises(ValueError, match="qrels were derived when it was built"):
         evaluate_model(str(hub), "bm25", tmp_path, options=options)
     seen = []

@@ -151,7 +151,7 @@ def test_reranker_options_go_to_the_loader(
         (["--relevance-level", "1"], "--relevance-level only applies with a run file"),
         (["--columns", "ndcg_at_5"], "--columns only applies with a run file"),
         (["--per-query", "p.jsonl"], "--per-query only applies with a run file"),
-        (["--qrels", "q.trec"], "--qrels only applies with a run file"),
+        (["--qrels", "q.trec"], "a qrels file scores a run file: `coreb score RUN --qrels"),
         (["--exclude", "x.json"], "--exclude comes from the dataset itself"),
         (["--qualcode-tasks", "mc"], "--qualcode-tasks only applies with --qualcode"),
         (["--metric", "ndcg_at_10"], "--metric only applies with two run files"),

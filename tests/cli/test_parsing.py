@@ -191,9 +191,15 @@ def test_release_stage_lines_show_without_verbose(monkeypatch):
     stream = io.StringIO()
     configure_logging(False, stream)
     stage.info("release_x: stage execution done in 1.0 s")
-    logging.getLogger("coreb_toolkit.benchmark.runner").info("not progress")
+    logging.getLogger("coreb_toolkit.builders.coreb.release").info("not progress")
+    # the evaluation runner's stage lines (written when no bar is shown) are progress too
+    runner = logging.getLogger("coreb_toolkit.benchmark.runner")
+    monkeypatch.setattr(runner, "level", runner.level)
+    configure_logging(False, stream)  # a handler is already there: nothing changes
+    runner.info("release_x [3/34] t2c_full_retro_go: 69 queries ranked in 0.1 s")
     text = stream.getvalue()
     assert "stage execution done" in text and "not progress" not in text
+    assert "[3/34] t2c_full_retro_go" in text
 
 
 # -- the side-by-side comparison ---------------------------------------------------------------

@@ -11,6 +11,7 @@ Two releases:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -233,6 +234,13 @@ V2_C2T = [
     _match("q_c2t_match_0101", c2(5), t2(4), 0, "P8"),
 ]
 
+
+def drawn(qid: str, pool: list[str], k: int) -> list[str]:
+    """The documented draw of ``QrelsOptions.max_hard_negatives``, written out here: the ``k``
+    documents of ``pool`` with the smallest sha256 of ``"{qid}\\0{doc id}"``."""
+    return sorted(pool, key=lambda d: hashlib.sha256(f"{qid}\0{d}".encode()).hexdigest())[:k]
+
+
 # What every subtask config must hold: {release: {query_id: (positives, hard negatives, excluded)}}
 EXPECTED: dict[str, dict[str, dict[str, tuple[list[str], list[str], list[str]]]]] = {
     "t2c_full_retro_any": {V3: {"q_t2c_full_retro_any_0001": ([c3(1), c3(2)], [c3(3), c3(4)], [])}},
@@ -241,16 +249,28 @@ EXPECTED: dict[str, dict[str, dict[str, tuple[list[str], list[str], list[str]]]]
     },
     "t2c_search_go": {V3: {"q_t2c_search_go_0001": ([], [c3(5)], [])}},
     "t2c_weird_variant": {V3: {"q_t2c_weird_variant_0001": ([c3(6)], [], [])}},
-    # derived, v2: passed python solutions of P9; failed cpp is the hard negative
-    "t2c_full_retro_python": {V2: {"q_t2c_full_retro_python_0101": ([c2(1), c2(4)], [c2(3)], [])}},
-    # no ruby solution: no positive, the failed cpp one still a hard negative
-    "t2c_full_retro_ruby": {V2: {"q_t2c_full_retro_ruby_0101": ([], [c2(3)], [])}},
-    # P8 has no failed solution: the wrong-language correct one fills in (min_hard_negatives=1)
+    # derived, v2 (min 3, max 3 hard negatives): passed python solutions of P9; the failed cpp
+    # one, then (fewer than 3) the correct one outside the constraint, java
+    "t2c_full_retro_python": {
+        V2: {"q_t2c_full_retro_python_0101": ([c2(1), c2(4)], [c2(2), c2(3)], [])}
+    },
+    # no ruby solution: no positive; the failed cpp one, then 2 of the 3 correct ones, drawn
+    "t2c_full_retro_ruby": {
+        V2: {
+            "q_t2c_full_retro_ruby_0101": (
+                [],
+                sorted([c2(3), *drawn("q_t2c_full_retro_ruby_0101", [c2(1), c2(2), c2(4)], 2)]),
+                [],
+            )
+        }
+    },
+    # P8 has no failed solution: the wrong-language correct one fills in
     "t2c_full_retro_go": {V2: {"q_t2c_full_retro_go_0102": ([c2(6)], [c2(5)], [])}},
     "c2c_cross_lang": {
         V3: {"q_c2c_cross_lang_0001": ([c3(2)], [c3(3), c3(4)], [c3(1)])},
-        # derived: same model (a), other language, passed -> java; failed cpp; anchor excluded
-        V2: {"q_c2c_cross_lang_0101": ([c2(2)], [c2(3)], [c2(1)])},
+        # derived: same model (a), other language, passed -> java; failed cpp (another
+        # language), then the correct python one of model b; anchor excluded
+        V2: {"q_c2c_cross_lang_0101": ([c2(2)], [c2(3), c2(4)], [c2(1)])},
     },
     "c2t_canonical_retro_any": {V3: {"q_c2t_canonical_retro_any_0001": ([t3(3)], [t3(4)], [])}},
     "c2t_full_retro_java": {V3: {"q_c2t_full_retro_java_0001": ([t3(1)], [t3(2)], [])}},

@@ -115,7 +115,11 @@ def test_official_configs_keep_their_content(built):
     ]
     # the release without qrels gets its derived ones in the official qrels config
     derived = datasets.load_dataset(str(built), "code2code_qrels", split=R.V2)
-    assert {(r["doc_id"], r["relevance"]) for r in derived} == {(R.c2(2), 2), (R.c2(3), 1)}
+    assert {(r["doc_id"], r["relevance"]) for r in derived} == {
+        (R.c2(2), 2),
+        (R.c2(3), 1),
+        (R.c2(4), 1),
+    }
 
 
 def test_card_is_a_real_dataset_card(built):
@@ -410,14 +414,29 @@ def test_wrong_family_and_bad_meta(tmp_path):
     assert f"{path}:3: meta is neither JSON nor a Python literal" in text
 
 
-def test_ids_must_not_cross_releases(tmp_path):
+def test_an_id_is_scoped_by_its_release(tmp_path):
+    # the published releases both use code_v202601_00001 etc. for different items: each
+    # release keeps its own, nothing merges them, and the built splits stay apart
     root = R.write_release(tmp_path / "r")
     path = root / "text_corpus" / f"{R.V3}.jsonl"
     row = json.loads(path.read_text().splitlines()[0])
     row["text_id"] = R.t2(1)
+    row["text"] = "a v2603 text that shares its id with a v2602 one"
     with path.open("a") as fh:
         fh.write(json.dumps(row) + "\n")
-    with pytest.raises(ReleaseError, match="releases must not share ids"):
+    release = coreb_dataset.read_release(root)
+    assert release.releases[R.V3].texts[R.t2(1)].fields["text"] == row["text"]
+    assert release.releases[R.V2].texts[R.t2(1)].fields["text"] != row["text"]
+    out = tmp_path / "built"
+    coreb_dataset.build(release, out, progress=False)
+    v3 = datasets.load_dataset(str(out), "corpus_text", split=R.V3)
+    v2 = datasets.load_dataset(str(out), "corpus_text", split=R.V2)
+    assert {r["doc_id"]: r["text"] for r in v3}[R.t2(1)] == row["text"]
+    assert {r["doc_id"]: r["text"] for r in v2}[R.t2(1)] != row["text"]
+    # within one release a repeated id is still an error
+    with path.open("a") as fh:
+        fh.write(json.dumps(row) + "\n")
+    with pytest.raises(ReleaseError, match="duplicate id"):
         coreb_dataset.read_release(root)
 
 

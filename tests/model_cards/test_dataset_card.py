@@ -85,9 +85,11 @@ def test_build_takes_another_card_renderer(release_dir, tmp_path):
     assert {s.name for s in data.subtasks} == set(R.EXPECTED)
     assert data.qrels_options == {
         "scheme": "v2",
-        "min_hard_negatives": 1,
+        "min_hard_negatives": 3,
         "c2t_hard_negatives": 4,
-        "original_text_style": "original",
+        "max_hard_negatives": 3,
+        "original_text_style": "auto",
+        "qrels": "shipped",
     }
 
 
@@ -117,6 +119,7 @@ def _card_data(**changes) -> CorebCardData:
         "qrels_options": {
             "scheme": "v1",
             "min_hard_negatives": 2,
+            "max_hard_negatives": 5,
             "c2t_hard_negatives": 4,
             "original_text_style": "orig",
         },
@@ -133,7 +136,10 @@ def test_coreb_card_from_plain_data():
     assert "configs:\n- config_name: t2c_search_go\n---\n# Tiny\n" in text
     assert 'split="release_vx")' in text
     assert "| `t2c_search_go` | text-to-code | `corpus_code` | 2 |" in text
-    assert "(scheme `v1`, `min_hard_negatives=2`, `c2t_hard_negatives=4`, " in text
+    assert (
+        "(scheme `v1`, `min_hard_negatives=2`, `max_hard_negatives=5`, `c2t_hard_negatives=4`, "
+        in text
+    )
     assert "`original_text_style='orig'`)" in text
     assert "qrels t2c: derived-v1, c2c: none, c2t: none." in text
     assert "| go | 1 | 0 | 0.00 |" in text  # a plain dict without the count: 0

@@ -146,6 +146,17 @@ def test_a_coreb_card_parses_back_with_every_number_of_its_results(runs, tmp_pat
     assert "sha256:" in text  # the local build it was scored on is named
     assert str(runs["root"]) not in text  # never a local path of this machine
     assert "Beyond Retrieval: A Multitask Benchmark" in text and "SynH-Rank" in text
+    # where the model would stand among the paper's published models (Table 3: 11 of them,
+    # the lowest Overall nDCG@10 0.477, Table 14's 0.508)
+    for folder, table, lowest in ((runs["v3"], "Table 3", 0.477), (runs["v2"], "Table 14", 0.508)):
+        res = _json(folder)
+        overall = next(r for r in res["rows"] if r["name"] == "Overall")["ndcg_at_10"]
+        place = 12 if overall < lowest else None
+        sentence = f"an Overall nDCG@10 of {overall:.3f} would rank"
+        assert sentence in text
+        assert f"among the 11 models the CoREB paper reports on {res['release']} ({table}" in text
+        if place:
+            assert f"would rank {place} of 12" in text
 
 
 def test_model_card_text_round_trips_through_modelcard(runs):

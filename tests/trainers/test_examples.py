@@ -168,7 +168,7 @@ def test_selection_and_release_errors(data):
                                                          main_tasks=["t2c"]))  # fmt: skip
     runs = {"t2c_full_retro_python": {}}
     with pytest.raises(ValueError, match=r"runs\['t2c_full_retro_python'\] has no ranking"):
-        coreb_examples(data["hub"], R.V2, ExampleOptions(hard_negatives=2), runs=runs)
+        coreb_examples(data["hub"], R.V2, ExampleOptions(hard_negatives=4), runs=runs)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ class BuildReport:
     out_dir: Path
     rows: dict[str, dict[str, int]]
     warnings: list[str]
+    # release -> family -> the shipped qrels against the execution metadata (audit_qrels)
+    qrels_audit: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
 def hub_layout(release: Release) -> dict[str, list[tuple[str, str]]]:
@@ -138,7 +140,8 @@ def build(
         inputs=release_inputs(release),
         extra_files={"eval.yaml": lambda rows: eval_card(data(rows))} if eval_card else None,
     )
-    return BuildReport(out, rows, [str(w) for w in release.warnings])
+    audit = {name: d.qrels_audit for name, d in release.releases.items() if d.qrels_audit}
+    return BuildReport(out, rows, [str(w) for w in release.warnings], audit)
 
 
 def release_inputs(release: Release) -> tuple[str, ...]:

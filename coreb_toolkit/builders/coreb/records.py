@@ -14,7 +14,7 @@ import re
 import stat
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,6 +81,8 @@ class ReleaseData:
     queries: dict[str, tuple[SubtaskMetadata, Record]] = field(default_factory=dict)
     qrels: dict[str, dict[str, int]] = field(default_factory=dict)
     qrels_source: dict[str, str] = field(default_factory=dict)  # family -> shipped | derived-v2
+    # family -> the shipped qrels against the execution metadata (qrels.audit_qrels)
+    qrels_audit: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -227,6 +229,34 @@ def _parse_meta(value: Any, where: str, problems: list[Problem]) -> dict[str, An
     return {}
 
 
+FLAT_META_PREFIX = "meta_"
+"""The Hub serves ``meta`` flattened: its key ``k`` is the top-level column ``meta_k`` (Parquet
+holds one column per key, null in the rows that do not use it)."""
+
+
+def _merge_flat_meta(
+    raw: Mapping[str, Any], meta: dict[str, Any], where: str, problems: list[Problem]
+) -> None:
+    """Fold the flattened ``meta_<key>`` columns of ``raw`` into ``meta``; a null column is a
+    key the row does not use. A key given both nested and flattened must agree."""
+    for column, value in raw.items():
+        if not isinstance(column, str) or not column.startswith(FLAT_META_PREFIX):
+            continue
+        key = column[len(FLAT_META_PREFIX) :]
+        if value is None or not key:
+            continue
+        if key in meta and meta[key] != value:
+            problems.append(
+                Problem(
+                    where,
+                    f"meta.{key} is {show_value(meta[key])} but column {column!r} is "
+                    f"{show_value(value)}: give the key once (nested in meta or flattened)",
+                )
+            )
+            continue
+        meta[key] = value
+
+
 def _check_type(value: Any, kind: str) -> Any:
     """``value`` as ``kind``, or raise TypeError. Integral floats (Parquet nulls) become ints;
     ints must fit the int64 column they are written to."""
@@ -290,7 +320,12 @@ def normalise_record(raw: Any, config: str, where: str, problems: list[Problem])
                 ok = False
     n_problems = len(problems)
     meta = _parse_meta(raw.get(META_FIELD), where, problems)
-    extra = {k: v for k, v in raw.items() if k not in spec and k != META_FIELD}
+    _merge_flat_meta(raw, meta, where, problems)
+    extra = {
+        k: v
+        for k, v in raw.items()
+        if k not in spec and k != META_FIELD and not k.startswith(FLAT_META_PREFIX)
+    }
     for subject, verb, value in (("meta", "is", meta), ("extra fields", "are", extra)):
         why = _json_problem(value) if value else None
         if why is not None:
@@ -364,12 +399,31 @@ def split_files(
     except OSError as err:
         problems.append(Problem(str(folder), f"cannot read the config folder: {err.strerror}"))
         return {}
+    return _files_by_stem(folder, entries, "split", problems, warnings)
+
+
+def _files_by_stem(
+    folder: Path,
+    entries: Iterable[Path],
+    what: str,
+    problems: list[Problem],
+    warnings: list[Problem],
+    keep: Callable[[str], bool] | None = None,
+) -> dict[str, Path | tuple[Path, ...]]:
+    """``{stem: file(s)}`` of the .jsonl/.parquet files among ``entries`` (Hub shards
+    ``<stem>-00000-of-00002.parquet`` grouped under their stem, every shard present). ``what``
+    names the stem (split | config) in messages; ``keep`` selects stems (others are skipped:
+    the caller reports them)."""
     found: dict[str, list[Path]] = defaultdict(list)
     shards: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
     for path in entries:
         if path.suffix not in (".jsonl", ".parquet"):
             if not path.name.startswith("."):  # .gitattributes, .DS_Store: not data
                 warnings.append(Problem(str(path), "not a .jsonl or .parquet file; ignored"))
+            continue
+        shard = _SHARD.search(path.stem)
+        split = path.stem[: shard.start()] if shard else path.stem
+        if keep is not None and not keep(split):
             continue
         try:
             mode = path.stat().st_mode
@@ -379,13 +433,11 @@ def split_files(
             )
             continue
         if stat.S_ISDIR(mode):
-            problems.append(Problem(str(path), "a split must be a file, this is a folder"))
+            problems.append(Problem(str(path), f"a {what} must be a file, this is a folder"))
             continue
         if not stat.S_ISREG(mode):
-            problems.append(Problem(str(path), "a split must be a regular file"))
+            problems.append(Problem(str(path), f"a {what} must be a regular file"))
             continue
-        shard = _SHARD.search(path.stem)
-        split = path.stem[: shard.start()] if shard else path.stem
         if shard:
             shards[split][int(shard.group(2))].add(int(shard.group(1)))
         found[split].append(path)
@@ -394,7 +446,7 @@ def split_files(
             problems.append(
                 Problem(
                     str(folder),
-                    f"split {split!r} has shards of {len(by_total)} different counts "
+                    f"{what} {split!r} has shards of {len(by_total)} different counts "
                     f"(-of-{', -of-'.join(f'{n:05d}' for n in sorted(by_total))}): keep one set",
                 )
             )
@@ -404,11 +456,62 @@ def split_files(
                 problems.append(
                     Problem(
                         str(folder),
-                        f"split {split!r} has shards {', '.join(map(str, sorted(have)))} of "
+                        f"{what} {split!r} has shards {', '.join(map(str, sorted(have)))} of "
                         f"{total}; missing: {', '.join(map(str, missing))}",
                     )
                 )
     return {split: paths[0] if len(paths) == 1 else tuple(paths) for split, paths in found.items()}
+
+
+RELEASE_FOLDER_LAYOUT = "release folders"
+HUB_LAYOUT = "hub"
+
+
+def release_layout(root: Path, configs: Sequence[str]) -> tuple[str, list[Path]]:
+    """Which layout ``root`` holds, and its release folders.
+
+    * ``hub``: ``<config>/<split>[-NNNNN-of-NNNNN].jsonl|parquet`` (the Hub's layout), or
+    * ``release folders``: one folder per release holding ``<config>.jsonl|.parquet`` (the
+      official runner's and most exports' layout; ``root`` itself when it is one release).
+    """
+
+    def has_config_files(folder: Path) -> bool:
+        try:
+            return any(
+                p.suffix in (".jsonl", ".parquet")
+                and (_SHARD.sub("", p.stem) if _SHARD.search(p.stem) else p.stem) in configs
+                for p in folder.iterdir()
+            )
+        except OSError:
+            return False
+
+    if any(os.path.lexists(root / c) for c in configs):
+        return HUB_LAYOUT, []
+    if has_config_files(root):
+        return RELEASE_FOLDER_LAYOUT, [root]
+    try:
+        subfolders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return HUB_LAYOUT, []
+    found = [p for p in subfolders if has_config_files(p)]
+    return (RELEASE_FOLDER_LAYOUT, found) if found else (HUB_LAYOUT, [])
+
+
+def release_folder_files(
+    folder: Path, configs: Sequence[str], problems: list[Problem], warnings: list[Problem]
+) -> dict[str, Path | tuple[Path, ...]]:
+    """``{config: file(s)}`` of one release folder (``<config>.jsonl|.parquet`` or shards);
+    data files that name no official config are reported and ignored."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as err:
+        problems.append(Problem(str(folder), f"cannot read the release folder: {err.strerror}"))
+        return {}
+    for path in entries:
+        stem = _SHARD.sub("", path.stem) if _SHARD.search(path.stem) else path.stem
+        if path.suffix in (".jsonl", ".parquet") and stem not in configs:
+            warnings.append(Problem(str(path), "not an official config; ignored"))
+    return _files_by_stem(folder, entries, "config", problems, warnings, keep=configs.__contains__)
 
 
 def read_rows(paths: Path | tuple[Path, ...], problems: list[Problem]) -> Iterator[tuple[str, Any]]:
@@ -472,9 +575,31 @@ def query_text(rec: Record) -> str | None:
 
 
 def problem_of(rec: Record) -> str | None:
-    """The record's ``meta.source_problem_id``, or None where it has none."""
+    """The problem a record belongs to: ``meta.source_problem_id``, or None where it has none.
+
+    A noise description names its own variant in ``source_problem_id`` (``lcb_3674_noise1``)
+    and the problem it was written from in ``meta.original_problem_id`` (``lcb_3674``): it is
+    that problem's, for everything that groups by problem (derived qrels, disjointness,
+    decontamination, validation splits).
+    """
+    if is_noise_text(rec):
+        original = rec.meta.get("original_problem_id")
+        if isinstance(original, str) and original:
+            return original
     value = rec.meta.get("source_problem_id")
     return value if isinstance(value, str) and value else None
+
+
+NOISE_TEXT_STYLES = frozenset({"noise", "llm_generated_noise"})
+"""``text_style`` values of noise descriptions (ours; the published releases')."""
+
+
+def is_noise_text(rec: Record) -> bool:
+    """Whether a text-corpus record is a noise description: ``meta.is_noise_sample`` is true,
+    or its ``text_style`` is one of :data:`NOISE_TEXT_STYLES`."""
+    return rec.meta.get("is_noise_sample") is True or (
+        rec.fields.get("text_style") in NOISE_TEXT_STYLES
+    )
 
 
 def json_text(value: Mapping[str, Any]) -> str:

@@ -24,6 +24,7 @@ from coreb_toolkit.builders.coreb.layout import (
 from coreb_toolkit.builders.coreb.qrels import QrelsOptions, derive_qrels
 from coreb_toolkit.builders.coreb.records import (
     BAD_ID_CHAR,
+    HUB_LAYOUT,
     ID_RULE,
     Problem,
     Record,
@@ -33,6 +34,8 @@ from coreb_toolkit.builders.coreb.records import (
     normalise_record,
     query_text,
     read_rows,
+    release_folder_files,
+    release_layout,
     show_value,
     split_files,
 )
@@ -68,17 +71,7 @@ def read_release(source: str | os.PathLike[str], options: QrelsOptions | None = 
     root = resolve_release_path(source)
     problems: list[Problem] = []
     warnings: list[Problem] = []
-    files = {config: split_files(root, config, problems, warnings) for config in OFFICIAL_CONFIGS}
-    for config in ("code_corpus", "text_corpus"):
-        if not files[config]:
-            problems.append(Problem(str(root / config), "missing: a release needs its corpora"))
-    for config in os.listdir(root):
-        if (
-            (root / config).is_dir()
-            and config not in OFFICIAL_CONFIGS
-            and not config.startswith(".")
-        ):
-            warnings.append(Problem(str(root / config), "not an official config; ignored"))
+    files = discover_files(root, problems, warnings)
     split_names = sorted({s for by_split in files.values() for s in by_split})
     releases: dict[str, ReleaseData] = {}
     for split in split_names:
@@ -113,6 +106,41 @@ def read_release(source: str | os.PathLike[str], options: QrelsOptions | None = 
     return Release(str(root), releases, options, warnings, inputs=_input_paths(root, files))
 
 
+def discover_files(
+    root: Path, problems: list[Problem], warnings: list[Problem]
+) -> dict[str, dict[str, Path | tuple[Path, ...]]]:
+    """``{config: {split: file(s)}}`` of the release(s) in ``root``, in either layout
+    (:func:`~coreb_toolkit.builders.coreb.records.release_layout`): the Hub's
+    ``<config>/<split>.jsonl|parquet`` (shards included), or one folder per release holding
+    ``<config>.jsonl|parquet``, named as the release (split), ``root`` itself when it is one."""
+    layout, folders = release_layout(root, OFFICIAL_CONFIGS)
+    if layout == HUB_LAYOUT:
+        files = {c: split_files(root, c, problems, warnings) for c in OFFICIAL_CONFIGS}
+        for config in ("code_corpus", "text_corpus"):
+            if not files[config]:
+                problems.append(Problem(str(root / config), "missing: a release needs its corpora"))
+        for name in sorted(os.listdir(root)):
+            if (root / name).is_dir() and name not in OFFICIAL_CONFIGS and not name.startswith("."):
+                warnings.append(Problem(str(root / name), "not an official config; ignored"))
+        return files
+    files = {c: {} for c in OFFICIAL_CONFIGS}
+    for folder in folders:
+        for config, paths in release_folder_files(
+            folder, OFFICIAL_CONFIGS, problems, warnings
+        ).items():
+            files[config][folder.name] = paths
+        for config in ("code_corpus", "text_corpus"):
+            if folder.name not in files[config]:
+                problems.append(
+                    Problem(str(folder / f"{config}.jsonl"), "missing: a release needs its corpora")
+                )
+    if folders != [root]:
+        for path in sorted(root.iterdir()):
+            if path.is_dir() and path not in folders and not path.name.startswith("."):
+                warnings.append(Problem(str(path), "holds no official config file; ignored"))
+    return files
+
+
 def local_inputs(source: str | os.PathLike[str]) -> tuple[str, ...]:
     """The real paths a build of the local release ``source`` reads, found without reading it
     (none for a Hub id): what :func:`check_destination` must keep out of an output."""
@@ -120,19 +148,18 @@ def local_inputs(source: str | os.PathLike[str]) -> tuple[str, ...]:
     if not root.is_dir():
         return ()
     scratch: list[Problem] = []  # read_release reports these problems, with the rest
-    files = {c: split_files(root, c, scratch, scratch) for c in OFFICIAL_CONFIGS}
-    return _input_paths(root, files)
+    return _input_paths(root, discover_files(root, scratch, scratch))
 
 
 def _input_paths(root: Path, files: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
     """The real paths a build reads: the release folder, each config folder, each split file
     (any of them may be a symlink to somewhere else)."""
     found = {root.resolve()}
-    for config, by_split in files.items():
-        if by_split:
-            found.add((root / config).resolve())
+    for by_split in files.values():
         for paths in by_split.values():
-            found.update(p.resolve() for p in (paths if isinstance(paths, tuple) else (paths,)))
+            for path in paths if isinstance(paths, tuple) else (paths,):
+                found.add(path.parent.resolve())  # the config or release folder
+                found.add(path.resolve())
     return tuple(sorted(str(p) for p in found))
 
 
@@ -314,9 +341,11 @@ def _unique(index: dict[str, Record], key: str, rec: Record, problems: list[Prob
 
 
 def _check_across(releases: dict[str, ReleaseData], problems: list[Problem]) -> None:
-    """Releases are independent: an id may appear in only one of them. A subtask name is one
-    config of the built folder: one main task, and one spelling (a case-insensitive disk would
-    give ``Foo`` and ``foo`` one folder)."""
+    """A subtask name is one config of the built folder: one main task, and one spelling (a
+    case-insensitive disk would give ``Foo`` and ``foo`` one folder). Ids are not compared:
+    they are unique only within a release (both published releases have
+    ``code_v202601_00001``, naming different solutions), and a release is one split of every
+    config, never merged with another."""
     first: dict[str, tuple[SubtaskMetadata, Record]] = {}
     for data in releases.values():
         for subtask, rec in data.queries.values():
@@ -339,18 +368,6 @@ def _check_across(releases: dict[str, ReleaseData], problems: list[Problem]) -> 
                         "rename one of them",
                     )
                 )
-    owner: dict[str, str] = {}
-    for name, data in releases.items():
-        for key in [*data.code, *data.texts, *data.queries]:
-            if key in owner and owner[key] != name:
-                problems.append(
-                    Problem(
-                        name,
-                        f"id {key!r} is also in release {owner[key]!r}: releases "
-                        "must not share ids",
-                    )
-                )
-            owner.setdefault(key, name)
 
 
 _RELEASE_CACHE: dict[tuple, Release] = {}

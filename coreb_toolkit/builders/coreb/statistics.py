@@ -97,7 +97,9 @@ def card_data(
         ),
         qrels_options=asdict(release.options),
         statistics=[
-            CorebCardRelease(name, dict(data.qrels_source), release_statistics(data))
+            CorebCardRelease(
+                name, dict(data.qrels_source), release_statistics(data), dict(data.qrels_audit)
+            )
             for name, data in release.releases.items()
         ],
         citation=CITATION,

@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -104,7 +104,8 @@ class ModelArguments:
             "metavar": "DIR",
             "help": "dense models: corpus embeddings (and ONNX / OpenVINO exports, in "
             "DIR/exported) cached here; with --reranker, its scores "
-            "are cached in DIR/rerank",
+            "are cached in DIR/rerank; coreb evaluate: a release given as --dataset is built "
+            "once into DIR/datasets and reused",
         },
     )
     backend: Literal["torch", "onnx", "openvino"] = field(
@@ -214,11 +215,12 @@ class ModelArguments:
                  "backend": None if self.backend == "torch" else self.backend}  # fmt: skip
         return {k: v for k, v in given.items() if v is not None}
 
-    def check_retriever_options(self) -> None:
-        """A first-stage option that no --model takes is an error, not ignored."""
+    def check_retriever_options(self, also: Iterable[str] = ()) -> None:
+        """A first-stage option that no --model takes (nor the command itself: ``also``) is an
+        error, not ignored."""
         from coreb_toolkit.retrieval.registry import entry_for
 
-        taken = {o for model in self.model or () for o in entry_for(model).options}
+        taken = {o for model in self.model or () for o in entry_for(model).options} | set(also)
         if self.reranker is not None:
             taken.add("cache_dir")  # the reranker's score cache
         unused = [k for k in self._given_retriever_options() if k not in taken]

@@ -11,10 +11,13 @@ from coreb_toolkit.cli.commands._common import qrels_spellings
 from coreb_toolkit.cli.parsing import Command
 
 DESCRIPTION = """\
-Read a CoREB release in the official layout -- <config>/<split>.jsonl or .parquet for
-code_corpus, text_corpus, text2code_queries, text2code_qrels, code2code_queries,
-code2code_qrels, code2text_queries, code2text_qrels, one split per release (release_v2603) --
-check all of it, and write a folder of Parquet files with a dataset card whose configs make
+Read a CoREB release as published -- the 8 official configs code_corpus, text_corpus,
+text2code_queries, text2code_qrels, code2code_queries, code2code_qrels, code2text_queries,
+code2text_qrels, one split per release (release_v2603), rows as the Hub serves them (meta
+nested or flattened into meta_* columns) -- from the Hub (hq-bench/coreb), from the Hub's
+layout <config>/<split>[-00000-of-00001].jsonl|parquet, or from one folder per release holding
+<config>.jsonl -- check all of it, and write a folder of Parquet files with a dataset card
+whose configs make
 
   load_dataset("coreb", "t2c_full_retro_any")
 
@@ -25,10 +28,14 @@ at once, with file and line, and nothing is written unless all of it is sound. B
 destinations are checked before either is written: neither may be, contain or lie inside the
 release (symlinks resolved), and --force replaces only a folder that holds what a build writes.
 
-A family shipped without qrels gets them derived from the execution metadata (protocol §1.3), by
-the qrels options below (coreb_dataset.QrelsOptions).
+Ids are unique within a release only: each release is its own split, never merged. A family
+shipped without qrels gets them derived from the execution metadata (protocol §1.3), by the
+qrels options below (coreb_dataset.QrelsOptions); --qrels derived derives them for every
+family. The shipped qrels are audited against the execution metadata and the paper's rules
+(printed, and in the dataset card): the published t2c_search qrels grade failed solutions 2.
 
 examples:
+  coreb build hq-bench/coreb --out coreb      # the published releases, from the Hub
   coreb build path/to/release                 # writes ./coreb
   coreb build path/to/release --out my_coreb --force --mteb my_coreb_mteb
 
@@ -120,6 +127,8 @@ def run(args: BuildArguments, options: coreb_dataset.QrelsOptions) -> int:
     )
     for warning in report.warnings:
         print(f"warning: {warning}")
+    for line in audit_lines(report.qrels_audit):
+        print(line)
     n_sub = len(release.subtasks)
     print(
         f"wrote {args.out}: {n_sub} subtask configs, {len(report.rows) - n_sub} corpus and "
@@ -142,6 +151,35 @@ def run(args: BuildArguments, options: coreb_dataset.QrelsOptions) -> int:
                 "positive left out (an MTEB task cannot hold them; CoREB scores them 0)"
             )
     return 0
+
+
+def audit_lines(audit: dict[str, dict[str, dict]]) -> list[str]:
+    """The build report's qrels audit, a line per release and main task."""
+    lines = []
+    for release, families in audit.items():
+        for family, a in families.items():
+            failed = a["failed_positives"]
+            line = (
+                f"qrels audit {release} {family}: {a['positives']:,} positives, "
+                f"{a['hard_negatives']:,} hard negatives shipped"
+            )
+            if "positives_by_rule" in a:
+                line += (
+                    f"; the paper's rules grade {a['positives_by_rule']:,} of the positives 2 "
+                    f"and {a['hard_negatives_by_rule']:,} of the hard negatives 1 "
+                    f"({a['hard_negatives_in_pool']:,} lie in the pool they draw from)"
+                )
+            else:
+                line += f"; {a['note']}"
+            if failed:
+                line += (
+                    f"; {sum(failed.values()):,} positives failed execution ("
+                    + ", ".join(f"{k} {v}" for k, v in sorted(failed.items()))
+                    + "): the paper grades only verified-correct code 2; --qrels derived "
+                    "rebuilds by its rules"
+                )
+            lines.append(line)
+    return lines
 
 
 COMMANDS = (

@@ -16,9 +16,12 @@ from coreb_toolkit.cli.parsing import Command
 from eval_metrics.retrieval import NO_POSITIVE_POLICIES
 
 DESCRIPTION = f"""\
-Run one or more retrievers over a CoREB dataset folder written by `coreb build` (or a release
-folder in the official layout): every subtask of every release is retrieved and scored under
-the CoREB protocol, each corpus indexed once per release. Runs, per-query scores, results.json,
+Run one or more retrievers over a CoREB dataset: a folder written by `coreb build` (or its Hub
+id), or a release as published -- hq-bench/coreb on the Hub, or a local folder holding one
+folder per release with <config>.jsonl, or <config>/<split>.jsonl|parquet -- which is built
+once into --cache-dir/datasets (keyed by the source's fingerprint) and reused. Every subtask
+of every release (--releases release_v2603 picks one) is retrieved and scored under the CoREB
+protocol, each corpus indexed once per release. Runs, per-query scores, results.json,
 summary.md and plots go to OUT/<model>/<release>/; with several --model, a side-by-side
 comparison follows in OUT/comparison/<release>/.
 
@@ -37,7 +40,12 @@ and MTEB do. A release folder without qrels gets them derived with the qrels opt
 
 Score a TREC run file with `coreb score`, QualCode with `coreb qualcode evaluate`.
 
+On a release the paper reports, the recomputed rows are printed beside the paper's published
+ones (CoREB Tables 3 and 14; --no-compare-published to leave them out).
+
 examples:
+  coreb evaluate --dataset hq-bench/coreb --releases release_v2603 --model bm25 minilm \\
+      --out results --cache-dir cache
   coreb evaluate --dataset coreb --model bm25 --out results
   coreb evaluate --dataset coreb --model bm25 minilm --out results   # side by side
   coreb evaluate --dataset coreb --model BAAI/bge-small-en-v1.5 --out results --cache-dir cache
@@ -92,6 +100,15 @@ class EvaluateArguments(ModelArguments):
             f"{DEFAULT_RERANK_TOP_K}, as the paper); the rest are dropped",
         },
     )
+    compare_published: bool = field(
+        default=True,
+        metadata={
+            "help": "on a release the paper reports (release_v2602, release_v2603), print and "
+            "write (OUT/comparison/<release>/published.md) the recomputed models beside the "
+            "paper's published first-stage rows (CoREB Tables 3 and 14), which are marked as "
+            "reported, not recomputed; --no-compare-published leaves them out"
+        },
+    )
     no_positive_policy: Literal[NO_POSITIVE_POLICIES] = field(
         default="zero",
         metadata={
@@ -128,12 +145,24 @@ def run(args: EvaluateArguments, options: coreb_dataset.QrelsOptions) -> int:
     from coreb_toolkit.benchmark.runner import evaluate_model
 
     started = time.perf_counter()
-    args.check_retriever_options()
+    release_source = coreb_dataset.is_release_source(args.dataset)
+    args.check_retriever_options(also=("cache_dir",) if release_source else ())
     reranker = args.load_reranker()
+    dataset, recorded = args.dataset, None
+    if release_source:
+        recorded = {
+            "source": args.dataset,
+            "revision": coreb_dataset.source_fingerprint(args.dataset),
+        }
+        cache = None if args.cache_dir is None else args.cache_dir / "datasets"
+        dataset = coreb_dataset.prepare_dataset(args.dataset, cache, options=options)
+        if cache is not None:
+            print(f"{args.dataset}: built dataset {dataset} (reused while the source is unchanged)")
+            options = coreb_dataset.QrelsOptions()  # applied by the build
     everything = []
     for model in args.model:
         results = evaluate_model(
-            args.dataset,
+            dataset,
             model,
             args.out,
             subtasks=args.subtasks,
@@ -144,6 +173,7 @@ def run(args: EvaluateArguments, options: coreb_dataset.QrelsOptions) -> int:
             rerank_top_k=args.rerank_top_k or DEFAULT_RERANK_TOP_K,
             c2t_canonical_corpus=args.c2t_canonical_corpus,
             options=options,
+            dataset_source=recorded,
             **args.retriever_options(model),
         )
         for res in results:
@@ -152,6 +182,8 @@ def run(args: EvaluateArguments, options: coreb_dataset.QrelsOptions) -> int:
         everything += results
     if len(args.model) > 1:
         _compare(everything, args)
+    if args.compare_published:
+        _beside_published(everything, args)
     if args.json:
         args.json.write_text(json.dumps(everything, indent=2) + "\n", encoding="utf-8")
     print(f"\nruns, per-query scores, results.json, summary.md and plots in {args.out}")
@@ -182,6 +214,22 @@ def _compare(everything: list[dict[str, Any]], args: EvaluateArguments) -> None:
         plot_all(group, target / "plots")
         print(f"\n== comparison on {release} ==\n{side_by_side(group)}")
         print(f"(every model's tables and plots: {target})")
+
+
+def _beside_published(everything: list[dict[str, Any]], args: EvaluateArguments) -> None:
+    """Per published release: the first-stage results beside the paper's rows, printed and
+    written to OUT/comparison/<release>/published.md."""
+    from coreb_toolkit.benchmark.published import beside_published, is_published_release
+
+    for release in dict.fromkeys(r["release"] for r in everything):
+        if not is_published_release(release):
+            continue
+        group = [r for r in everything if r["release"] == release and not r.get("reranker")]
+        table = beside_published(group, release)
+        target = args.out / "comparison" / release
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "published.md").write_text(table, encoding="utf-8")
+        print(f"\n== beside the paper on {release} ==\n{table}")
 
 
 def side_by_side(results: Sequence[Mapping[str, Any]], metric: str = "ndcg_at_10") -> str:
