@@ -289,10 +289,11 @@ def _steps(pool: list[str], positives: list[str], preferred: Any, data: ReleaseD
     code = data.code
     failed = [d for d in pool if not code[d].meta["passed"]]
     first = [d for d in failed if preferred(code[d])]
+    taken, qualified = set(first), set(positives)
     return [
         first,
-        [d for d in failed if d not in set(first)],
-        [d for d in pool if code[d].meta["passed"] and d not in set(positives)],
+        [d for d in failed if d not in taken],
+        [d for d in pool if code[d].meta["passed"] and d not in qualified],
     ]
 
 
