@@ -188,7 +188,10 @@ def run_command(
             if not app_writable:
                 copy = AppCopy(app_dir)
                 memory_bytes += copy.bytes  # the copy is charged to the run, not to its program
+                # handed over: child_fds closes them once; copy.close() closing them again
+                # could close a descriptor another thread has just been given the number of
                 child_fds += copy.fds
+                copy.fds = []
             status_r, status_w = os.pipe()
             os.set_blocking(status_r, False)
             own_fds.append(status_r)
