@@ -257,12 +257,15 @@ def prepare_dataset(
     *,
     options: QrelsOptions | None = None,
     progress: bool = True,
+    fingerprint: str | None = None,
 ) -> str:
     """A built dataset for ``source`` (a built folder or its Hub id as it is; a release folder,
     in either layout, or a Hub release such as ``hq-bench/coreb`` built once into
     ``cache_dir`` and reused, keyed by the source's fingerprint): every argument in
     :func:`coreb_toolkit.builders.coreb.prepared.prepared_dataset`."""
-    return prepared_dataset(source, cache_dir, build, options=options, progress=progress)
+    return prepared_dataset(
+        source, cache_dir, build, options=options, progress=progress, fingerprint=fingerprint
+    )
 
 
 __all__ = [

@@ -94,18 +94,20 @@ def prepared_dataset(
     *,
     options: QrelsOptions | None = None,
     progress: bool = True,
+    fingerprint: str | None = None,
 ) -> str:
     """A built dataset for ``source``: ``source`` itself when it is one (a built folder or its
     Hub id); otherwise, with ``cache_dir``, the build of the release cached under
     ``cache_dir/<key>`` (built now when absent); without one, the release itself (a Hub
     release downloaded to the Hub's cache), which the runner reads in memory.
 
-    ``build`` is ``coreb_dataset.build`` (which brings the dataset card).
+    ``build`` is ``coreb_dataset.build`` (which brings the dataset card); ``fingerprint``, the
+    source's :func:`source_fingerprint` when the caller has it already (one read of the files).
     """
     options = options or QrelsOptions()
     if not is_release_source(source):
         return str(source)
-    fingerprint = source_fingerprint(source)
+    fingerprint = fingerprint or source_fingerprint(source)
     local = source if Path(source).exists() else None
     if local is None:
         from huggingface_hub import snapshot_download

@@ -150,12 +150,12 @@ def run(args: EvaluateArguments, options: coreb_dataset.QrelsOptions) -> int:
     reranker = args.load_reranker()
     dataset, recorded = args.dataset, None
     if release_source:
-        recorded = {
-            "source": args.dataset,
-            "revision": coreb_dataset.source_fingerprint(args.dataset),
-        }
+        fingerprint = coreb_dataset.source_fingerprint(args.dataset)
+        recorded = {"source": args.dataset, "revision": fingerprint}
         cache = None if args.cache_dir is None else args.cache_dir / "datasets"
-        dataset = coreb_dataset.prepare_dataset(args.dataset, cache, options=options)
+        dataset = coreb_dataset.prepare_dataset(
+            args.dataset, cache, options=options, fingerprint=fingerprint
+        )
         if cache is not None:
             print(f"{args.dataset}: built dataset {dataset} (reused while the source is unchanged)")
             options = coreb_dataset.QrelsOptions()  # applied by the build
