@@ -16,6 +16,7 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("coreb_toolkit.vocabulary", 0),
     ("coreb_toolkit.owners", 0),
     ("coreb_toolkit.libraries", 0),
+    ("coreb_toolkit.untrusted", 0),
     ("coreb_toolkit.sources", 1),
     ("coreb_toolkit.sandbox", 2),
     ("coreb_toolkit.builders", 3),
@@ -36,7 +37,7 @@ ALLOWED_UPWARD = {("coreb_dataset", "model_cards.dataset_card"),
 MODEL_LIBRARIES = {"torch", "transformers", "sentence_transformers", "peft", "trl", "accelerate"}
 NO_MODEL_LIBRARIES = ("coreb_toolkit.sources", "coreb_toolkit.sandbox", "coreb_toolkit.builders",
                       "coreb_dataset", "qualcode_dataset", "coreb_toolkit.quality", "eval_metrics",
-                      "coreb_toolkit.vocabulary", "coreb_toolkit.owners",
+                      "coreb_toolkit.vocabulary", "coreb_toolkit.owners", "coreb_toolkit.untrusted",
                       "coreb_toolkit.libraries")  # fmt: skip
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from coreb_toolkit.untrusted import markdown_text
+
 PUBLISHED_RELEASES: tuple[str, ...] = ("release_v2603", "release_v2602")
 """The releases the paper reports first-stage retrieval for, newest first."""
 
@@ -212,15 +214,6 @@ def is_published_release(release: str) -> bool:
     return True
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
-
-
-def markdown_text(text: str) -> str:
-    """``text`` safe in a Markdown table cell: every character Markdown or HTML would act on
-    is backslash-escaped, line breaks become spaces."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-
-
 # the results' main-task row names, in the paper's column order
 _ROW_NAMES = {"t2c": "T2C", "c2t": "C2T", "c2c": "C2C", "overall": "Overall"}
 
@@ -278,7 +271,6 @@ __all__ = [
     "beside_published",
     "canonical_release",
     "is_published_release",
-    "markdown_text",
     "published_result",
     "published_results",
     "published_source",
