@@ -27,6 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
+from coreb_toolkit.untrusted import check_finite, read_json
+
 SCHEMA_VERSION = 1
 KINDS = ("coreb", "qualcode")
 SCHEMA_FILE = "results.schema.json"
@@ -162,6 +164,7 @@ def validate(data: object, where: str = "results") -> dict[str, Any]:
             f"{where}: schema_version: {version!r} is not a version this coreb-toolkit reads "
             f"({SCHEMA_VERSION}); read it with the coreb-toolkit that wrote it, or upgrade"
         )
+    check_finite(data, where)
     kind = data.get("kind")
     if kind not in KINDS:
         raise ValueError(f"{where}: kind: expected one of {list(KINDS)}, got {kind!r}")
@@ -210,7 +213,7 @@ def write_results(path: str | os.PathLike[str], results: Results) -> Path:
     validate(data, f"{path} (being written)")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    target.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return target
 
 
@@ -219,13 +222,9 @@ def read_results(path: str | os.PathLike[str]) -> Results:
     target = Path(path)
     if target.is_dir():
         target = target / "results.json"
-    try:
-        data = json.loads(target.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"{target}: no such results file") from None
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{target}: not JSON ({err})") from None
-    return from_dict(data, str(target))
+    if not target.exists():
+        raise ValueError(f"{target}: no such results file")
+    return from_dict(read_json(target), str(target))
 
 
 __all__ = [

@@ -199,3 +199,20 @@ def test_qrels_options_reach_a_release_folder_not_a_built_one(hub, tmp_path, mon
     evaluate_model(str(hub.parent / "release"), "bm25", tmp_path, releases=[R.V3], plots=False,
                    options=options)  # fmt: skip
     assert seen and all(o == options for o in seen)
+
+
+def test_non_finite_figures_are_refused_reading_and_writing(tmp_path):
+    """Issue 27 item 14: NaN/Infinity were read (Python's json takes them) and published."""
+    from coreb_toolkit.benchmark.results import read_results, validate
+
+    path = tmp_path / "results.json"
+    path.write_text('{"schema_version": 1, "kind": "coreb", "x": NaN}')
+    with pytest.raises(ValueError, match=r"results\.json: not JSON|NaN is not a JSON number"):
+        read_results(path)
+    with pytest.raises(ValueError, match=r"where: rows\[0\]\.ndcg_at_10 is inf"):
+        validate({"schema_version": 1, "kind": "coreb",
+                  "rows": [{"ndcg_at_10": float("inf")}]}, "where")  # fmt: skip
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 5000 + "]" * 5000)
+    with pytest.raises(ValueError, match=r"deep\.json: nested deeper"):
+        read_results(deep)
