@@ -41,11 +41,10 @@ Example::
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
-import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,13 +54,22 @@ from typing import Any
 from coreb_toolkit.benchmark.report import untrained_note
 from coreb_toolkit.benchmark.results import QualcodeResults, Results, read_results
 from coreb_toolkit.builders.hub_folder import is_hub_id
+from coreb_toolkit.untrusted import check_finite, inside
 from coreb_toolkit.vocabulary import (
     COREB_CITATION,
     SYNH_RANK_CITATION,
 )
+from model_cards.model_card_checkpoint import (
+    CHECKPOINT_FILES,
+    TrainingRecord,
+    check_results_of_checkpoint,
+    read_checkpoint,
+)
 from model_cards.model_card_eval import (
     EVAL_RESULTS_DIR,
     card_metadata,
+    check_card,
+    check_figures,
     eval_result_entries,
     eval_result_objects,
     eval_results_files,
@@ -89,16 +97,6 @@ BUNDLED_HUB_IDS = {
 }
 #: the paper's releases: figures on other releases are not comparable with its tables
 PAPER_RELEASES = ("release_v2602", "release_v2603", "v202602", "v202603")
-CHECKPOINT_FILES = {
-    "config": "training_config.json",
-    "data": "data_report.json",
-    "disjointness": "disjointness_report.json",
-    "validation": "validation_metrics.json",
-    "log": "log_history.json",
-    "run_info": "run_info.json",
-    "manifest": "coreb_reranker.json",
-    "curves": "training_curves.png",
-}
 
 
 # --------------------------------------------------------------------------------------------
@@ -118,22 +116,6 @@ class CardEvaluation:
     fingerprint: str | None  # the local folder's fingerprint the results recorded
     split: str  # the release (CoREB) or QualCode's split
     results: dict[str, Any]
-
-
-@dataclass
-class TrainingRecord:
-    """The run records of a trained checkpoint folder (plain data, as the trainers wrote them)."""
-
-    folder: str
-    trainer: str  # "coreb-reranker" | "synh-rank"
-    base_model: str  # as the run named it (a Hub id, a bundled name or a local folder)
-    config: dict[str, Any]
-    data_report: dict[str, Any]
-    disjointness: dict[str, Any] | None = None
-    validation: dict[str, Any] | None = None
-    run_info: dict[str, Any] | None = None
-    log_history: list[dict[str, Any]] = field(default_factory=list)
-    curves: str | None = None  # path of training_curves.png, when there is one
 
 
 @dataclass
@@ -177,16 +159,31 @@ def _identity(meta: Mapping[str, Any]) -> tuple[str, str | None]:
     return str(meta.get("name")), meta.get("revision") or meta.get("fingerprint")
 
 
-def model_kind(meta: Mapping[str, Any], reranked: bool = False) -> str:
-    """``reranker`` (a reranker's metadata: it has a ``backend``), ``embedder`` (an embedding
-    dimension), ``lexical`` (BM25) or ``retriever``."""
-    if reranked or "backend" in meta:
+def model_kind(meta: Mapping[str, Any], reranked: bool = False, first_stage: bool = False) -> str:
+    """What a model is, from the metadata a results file records of it.
+
+    ``reranker``: the second stage of a reranked CoREB run (``reranked``), or a QualCode scorer
+    that is one (the toolkit's rerankers record the ``fingerprint`` of their weights and a
+    ``query_budget_tokens``); ``embedder``: an embedding dimension (a dense model, whose
+    ``backend`` is its inference runtime, torch / onnx / openvino: no sign of a reranker);
+    ``lexical``: BM25; else ``retriever``. A CoREB first stage (``first_stage``) is never a
+    reranker.
+    """
+    if reranked:
         return "reranker"
     if "embedding_dim" in meta:
         return "embedder"
     if meta.get("implementation") == "bm25s" or str(meta.get("name")).lower() == "bm25":
         return "lexical"
+    if not first_stage and ("fingerprint" in meta or "query_budget_tokens" in meta):
+        return "reranker"
     return "retriever"
+
+
+def _kind(res: Results) -> str:
+    if isinstance(res, QualcodeResults):
+        return model_kind(res.scorer)
+    return model_kind(res.model, reranked=res.reranked, first_stage=not res.reranked)
 
 
 def _is_local(source: str, revision: str | None) -> bool:
@@ -237,7 +234,7 @@ def _evaluations(
     dataset_id: str | None,
     qualcode_dataset_id: str | None,
     dataset_revision: str | None,
-) -> tuple[list[CardEvaluation], dict[str, Any], bool]:
+) -> tuple[list[CardEvaluation], dict[str, Any], str]:
     if not paths:
         raise ValueError(
             "no results file given: name at least one results.json (or the folder holding it) "
@@ -245,21 +242,22 @@ def _evaluations(
         )
     evaluations: list[CardEvaluation] = []
     subject: dict[str, Any] | None = None
-    first = ""
-    reranked = False
+    first, kind = "", ""
     seen: dict[tuple[str, str], str] = {}
     for raw in paths:
         path = Path(raw)
         target = path / "results.json" if path.is_dir() else path
         res = read_results(target)
+        check_figures(res.to_dict(), str(target))
         meta = _subject(res)
         if subject is None:
-            subject, first = meta, str(target)
-        elif _identity(meta) != _identity(subject):
+            subject, first, kind = meta, str(target), _kind(res)
+        elif _identity(meta) != _identity(subject) or _kind(res) != kind:
             raise ValueError(
-                f"{target} is a result of {_identity(meta)[0]} ({_identity(meta)[1]}), but "
-                f"{first} of {_identity(subject)[0]} ({_identity(subject)[1]}): one card "
-                "describes one model; make a card per model"
+                f"{target} is a result of {_identity(meta)[0]} ({_identity(meta)[1]}, "
+                f"{_kind(res)}), but {first} of {_identity(subject)[0]} "
+                f"({_identity(subject)[1]}, {kind}): one card describes one model; make a card "
+                "per model"
             )
         if isinstance(res, QualcodeResults):
             ds_id, rev, fp = _dataset(
@@ -267,7 +265,6 @@ def _evaluations(
             )
             split = "test"
         else:
-            reranked = reranked or res.reranked
             ds_id, rev, fp = _dataset(
                 res, str(target), dataset_id, "--dataset-id", dataset_revision
             )
@@ -289,85 +286,7 @@ def _evaluations(
         evaluations.append(
             CardEvaluation(res.kind, str(target), ds_id, rev, fp, split, res.to_dict())
         )
-    return evaluations, subject or {}, reranked
-
-
-def read_checkpoint(folder: str | os.PathLike[str]) -> TrainingRecord:
-    """The run records of a trained checkpoint folder (see the module docstring).
-
-    Raises:
-        ValueError: no such folder, or one without ``training_config.json`` /
-            ``data_report.json`` (not the output of a toolkit trainer), or unreadable records.
-    """
-    path = Path(folder)
-    if not path.is_dir():
-        raise ValueError(f"--checkpoint {path}: no such folder")
-
-    def load(key: str, required: bool = False) -> Any:
-        file = path / CHECKPOINT_FILES[key]
-        if not file.is_file():
-            if required:
-                raise ValueError(
-                    f"--checkpoint {path}: no {file.name}; give the output_dir of `coreb train "
-                    "reranker` or `coreb train synh-rank` (or one of its checkpoint-N folders)"
-                )
-            return None
-        try:
-            return json.loads(file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{file}: not JSON ({err})") from None
-
-    config = load("config", required=True)
-    data = load("data", required=True)
-    manifest = load("manifest") or {}
-    trainer = "synh-rank" if "train_lists" in config else "coreb-reranker"
-    base = manifest.get("base_model") or config.get("model_name_or_path")
-    curves = path / CHECKPOINT_FILES["curves"]
-    return TrainingRecord(
-        folder=str(path),
-        trainer=trainer,
-        base_model=str(base),
-        config=config,
-        data_report=data,
-        disjointness=load("disjointness"),
-        validation=load("validation"),
-        run_info=load("run_info"),
-        log_history=load("log") or [],
-        curves=str(curves) if curves.is_file() else None,
-    )
-
-
-def _same_weights(a: Path, b: Path) -> bool:
-    """Whether two model folders hold byte-identical weights (a copied checkpoint)."""
-    import hashlib
-
-    def digest(folder: Path) -> list[tuple[str, str]]:
-        files = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
-        return [(f.name, hashlib.sha256(f.read_bytes()).hexdigest()) for f in files]
-
-    mine = digest(a)
-    return bool(mine) and mine == digest(b)
-
-
-def check_results_of_checkpoint(subject: Mapping[str, Any], training: TrainingRecord) -> str:
-    """``ValueError`` when the results' model is another local model than the checkpoint;
-    returns a note on how the match was established."""
-    name = Path(str(subject.get("name"))).expanduser()
-    folder = Path(training.folder)
-    if not name.exists():
-        return (
-            f"the results name the model `{name}`, which is not a local folder: that it is the "
-            f"checkpoint `{folder.name}` was not checked"
-        )
-    if name.resolve() == folder.resolve():
-        return f"the results are of the checkpoint folder itself (`{folder.name}`)"
-    if _same_weights(name, folder):
-        return f"the results are of `{name.name}`, whose weights equal the checkpoint's"
-    raise ValueError(
-        f"the results are of the model {name}, but --checkpoint is {folder}, whose weights "
-        "differ: give the checkpoint those results were scored with (`coreb evaluate "
-        "--reranker CHECKPOINT`), or leave --checkpoint out"
-    )
+    return evaluations, subject or {}, kind
 
 
 def hub_base_model(name: str | None) -> str | None:
@@ -385,14 +304,19 @@ def hub_base_model(name: str | None) -> str | None:
     return name
 
 
+def _adapter(training: TrainingRecord | None) -> bool:
+    """Whether the checkpoint is a LoRA adapter (CoREB-Reranker always trains one)."""
+    return training is not None and (training.trainer == "coreb-reranker" or
+                                     training.config.get("finetuning") == "lora")  # fmt: skip
+
+
 def _library(kind: str, meta: Mapping[str, Any], training: TrainingRecord | None) -> str | None:
-    if training is not None and (training.trainer == "coreb-reranker" or
-                                 training.config.get("finetuning") == "lora"):  # fmt: skip
-        return "peft"  # the folder is a LoRA adapter
+    """The library that loads the model; ``None`` for BM25, which has no weights to load
+    (bm25s builds its index from the corpus at search time)."""
+    if _adapter(training):
+        return "peft"  # a LoRA adapter on a transformers model
     if kind == "embedder":
         return "sentence-transformers"
-    if kind == "lexical":
-        return meta.get("implementation") or "bm25s"
     if kind == "reranker":
         # QualCode results record the class name, CoREB results the backend's name
         cross = meta.get("backend") in ("cross-encoder", "CrossEncoderReranker")
@@ -439,11 +363,10 @@ def model_card_info(
         ValueError: no results, results of several models or of one dataset twice, a local
             dataset without its Hub id, bad ids, or an unreadable checkpoint.
     """
-    evaluations, subject, reranked = _evaluations(
+    evaluations, subject, kind = _evaluations(
         results, dataset_id, qualcode_dataset_id, dataset_revision
     )
     training = read_checkpoint(checkpoint) if checkpoint is not None else None
-    kind = model_kind(subject, reranked)
     notes: list[str] = []
     if training is not None:
         kind = "reranker"
@@ -461,7 +384,9 @@ def model_card_info(
     if base_model is None:
         from reranker.registry import bundled
 
-        bundled_entry = bundled(name)
+        # the bundled aliases are rerankers' (minilm: all-MiniLM-L6-v2 with a new head); an
+        # embedder of the same name is the embedding model itself
+        bundled_entry = bundled(name) if kind == "reranker" else None
         origin = training.base_model if training is not None else None
         if origin is None and bundled_entry is not None:
             origin = bundled_entry.name
@@ -492,6 +417,8 @@ def model_card_info(
     )
     if training is not None:
         tags.append(training.trainer)
+    if _adapter(training):
+        tags += ["lora", "transformers"]  # library_name is peft; the base is a transformers model
     if untrained:
         tags.append("untrained-head")
     pipeline = {
@@ -561,7 +488,10 @@ def render_model_card(info: ModelCardInfo, files: Sequence[str] = ()) -> str:
     """The README.md of the card: YAML metadata (``ModelCardData``), then the Markdown of
     ``templates/model_card.md``. ``files``: what else the card folder gets (recorded in the
     marker comment, so that a later write replaces exactly those)."""
-    metadata = card_metadata(info).to_yaml()
+    check_card(info)
+    data = card_metadata(info)
+    check_finite(data.to_dict(), "the card's metadata")
+    metadata = data.to_yaml()
     results = []
     for ev in info.evaluations:
         results += coreb_sections(ev) if ev.kind == "coreb" else qualcode_sections(ev)
@@ -581,13 +511,11 @@ def render_model_card(info: ModelCardInfo, files: Sequence[str] = ()) -> str:
     return Template(TEMPLATE.read_text(encoding="utf-8")).substitute(values)
 
 
-def _written_by_us(readme: Path) -> list[str] | None:
-    """The files a README.md written by this module lists, or ``None`` for another README."""
-    text = readme.read_text(encoding="utf-8", errors="replace")
-    match = re.search(re.escape(MARKER) + r" ([^\s>]*)", text)
-    return match.group(1).split(",") if match else None
-
-
+#: what a card's marker comment may list: the files :func:`write_model_card` writes (plain
+#: names inside ``.eval_results``); it deletes a listed file only when it matches
+_CARD_FILE = re.compile(
+    rf"README\.md|training_curves\.png|{re.escape(EVAL_RESULTS_DIR)}/[A-Za-z0-9_][A-Za-z0-9._-]*\.yaml"
+)
 #: what the cards the training libraries write into a saved folder say (TRL's, PEFT's template,
 #: sentence-transformers'): a checkpoint's README.md of that kind is replaced without --force
 _TRAINER_CARDS = (
@@ -596,14 +524,65 @@ _TRAINER_CARDS = (
     "This is a [sentence-transformers](https://www.SBERT.net)",
     "trained using the [sentence-transformers](https://www.SBERT.net) library",
 )
+_MAX_README_BYTES = 64 * 1024 * 1024
 
 
-def _trainer_card(readme: Path, info: ModelCardInfo) -> bool:
+def _card_path(out: Path, rel: str, what: str = "file") -> Path:
+    """``out / rel`` when no part of it below ``out`` is a symlink (writing or deleting through
+    one acts where it points) and it is a regular file (a folder) or missing."""
+    current = out
+    for part in Path(rel).parts:
+        current = current / part
+        if current.is_symlink():
+            raise ValueError(
+                f"{current} is a symlink: `coreb card` writes and deletes only plain files and "
+                f"folders below --out {out}, never through a link; remove the link or choose "
+                "another --out"
+            )
+    inside(out, rel, what)
+    return out / rel
+
+
+def _listed(readme: Path, text: str, overwrite: bool) -> list[str] | None:
+    """The files a README.md written by this module lists (only names a card writes), or
+    ``None`` for another README."""
+    match = re.search(re.escape(MARKER) + r" ([^\s>]*)", text)
+    if match is None:
+        return None
+    names = match.group(1).split(",")
+    bad = [n for n in names if not _CARD_FILE.fullmatch(n)]
+    if bad and not overwrite:
+        raise ValueError(
+            f"{readme}: its `coreb card` comment lists {bad[0]!r}, which is no file a card "
+            f"writes (README.md, training_curves.png, {EVAL_RESULTS_DIR}/NAME.yaml): the README "
+            "was edited, and nothing is deleted on its word; pass --force to replace it "
+            "(no listed file is removed then but the valid ones), or fix the list"
+        )
+    for name in bad:
+        logger.warning("%s lists %r, no file a card writes: left alone", readme, name)
+    return [n for n in names if n not in bad]
+
+
+def _trainer_card(readme: Path, text: str, info: ModelCardInfo) -> bool:
     """Whether ``readme`` is the card a training library wrote into the checkpoint itself."""
     if info.training is None or Path(info.training.folder).resolve() != readme.parent.resolve():
         return False
-    text = readme.read_text(encoding="utf-8", errors="replace")
     return any(sign in text for sign in _TRAINER_CARDS)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """``path`` replaced whole (a temporary file beside it, renamed): never half written, and
+    never written through a link that appeared after the checks."""
+    mode = path.stat().st_mode & 0o777 if path.is_file() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def write_model_card(
@@ -619,25 +598,19 @@ def write_model_card(
     ``.eval_results`` files it listed that this card no longer has are removed (they would
     publish figures the card does not show).
 
+    Nothing is read, written or deleted outside ``folder``: a symlink below it (README.md,
+    ``.eval_results`` or a file in it) is refused, and so is a README whose list names
+    anything but a card's own files (``.eval_results/../x``). Every check runs before the first
+    write.
+
     Raises:
         FileExistsError: ``folder`` holds a README.md of another origin and not ``overwrite``.
+        ValueError: a symlink or special file where the card writes, an edited file list, or
+            a figure that is not finite or out of its range.
     """
     out = Path(folder)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} exists and is not a folder: choose a folder")
-    out.mkdir(parents=True, exist_ok=True)
-    readme = out / "README.md"
-    previous: list[str] = []
-    if readme.is_file():
-        listed = _written_by_us(readme)
-        if listed is None and _trainer_card(readme, info):
-            logger.info("replacing %s, the card the training library wrote", readme)
-        elif listed is None and not overwrite:
-            raise FileExistsError(
-                f"{readme} exists and was not written by `coreb card`; pass overwrite=True "
-                "(--force) to replace it, or write the card to another folder"
-            )
-        previous = listed or []
     texts = eval_results_files(info)
     extra = dict(texts)
     curves = None
@@ -645,28 +618,49 @@ def write_model_card(
         curves = Path(info.training.curves)
         extra[curves.name] = ""
     card = render_model_card(info, files=list(extra))
+    readme = _card_path(out, "README.md")
+    previous: list[str] = []
+    if readme.is_file():
+        with open(readme, "rb") as handle:
+            text = handle.read(_MAX_README_BYTES).decode("utf-8", errors="replace")
+        listed = _listed(readme, text, overwrite)
+        if listed is None and _trainer_card(readme, text, info):
+            logger.info("replacing %s, the card the training library wrote", readme)
+        elif listed is None and not overwrite:
+            raise FileExistsError(
+                f"{readme} exists and was not written by `coreb card`; pass overwrite=True "
+                "(--force) to replace it, or write the card to another folder"
+            )
+        previous = listed or []
+    _card_path(out, EVAL_RESULTS_DIR, "folder")
+    targets = {rel: _card_path(out, rel) for rel in extra}
+    stale = [
+        _card_path(out, rel)
+        for rel in previous
+        if rel.startswith(EVAL_RESULTS_DIR + "/") and rel not in texts
+    ]
+    out.mkdir(parents=True, exist_ok=True)
     written = []
     for rel, text in texts.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
+        targets[rel].parent.mkdir(exist_ok=True)
+        _write(targets[rel], text.encode("utf-8"))
+        written.append(targets[rel])
     if curves is not None:
-        target = out / curves.name
+        target = targets[curves.name]
         if curves.resolve() != target.resolve():
-            shutil.copyfile(curves, target)
+            _write(target, curves.read_bytes())
         written.append(target)
-    for rel in previous:
-        stale = out / rel
-        if rel.startswith(EVAL_RESULTS_DIR + "/") and rel not in texts and stale.is_file():
-            logger.info("removing %s: the new card has no such results", stale)
-            stale.unlink()
-    readme.write_text(card, encoding="utf-8")
+    for path in stale:
+        if path.is_file():
+            logger.info("removing %s: the new card has no such results", path)
+            path.unlink()
+    _write(readme, card.encode("utf-8"))
     return [readme, *written]
 
 
 __all__ = [
     "BUNDLED_HUB_IDS",
+    "CHECKPOINT_FILES",
     "EVAL_RESULTS_DIR",
     "MARKER",
     "TEMPLATE",

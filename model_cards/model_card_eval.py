@@ -8,8 +8,12 @@ is described in :mod:`model_cards.model_card`.
 from __future__ import annotations
 
 import logging
+import math
+import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from coreb_toolkit.untrusted import check_finite
 from coreb_toolkit.vocabulary import MAIN_SCORE, MC_CONFIGS, QUALCODE_PAIR_CONFIGS
 from eval_metrics.aggregate import TABLE_COLUMNS
 from model_cards.dataset_card import coreb_task_id
@@ -20,6 +24,60 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 EVAL_RESULTS_DIR = ".eval_results"
+
+
+#: a row's figures that are shares of queries (means of per-query values in [0, 1])
+_AT_K = re.compile(r"_at_\d+$")
+_ROW_SHARES = ("hard_negative_intrusion_rate", "positive_tie_share")
+_QUALCODE_SHARES = ("qpa", "ties", "retrieval_mrr_at_10", "retrieval_ndcg_at_10")
+
+
+def _in_range(value: Any, low: float, high: float, where: str, name: str) -> None:
+    if value is None:
+        return
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or not low <= value <= high:
+        span = f"between {low} and {high}" if high != math.inf else f"at least {low}"
+        raise ValueError(
+            f"{where}: {name} is {value!r}, but it lies {span}: the results file was edited or "
+            "is broken; rerun the evaluation that wrote it"
+        )
+
+
+def check_figures(results: Mapping[str, Any], where: str) -> None:
+    """``ValueError`` naming ``where`` and the field when a figure a card publishes from a
+    results dict is not finite or out of its range: every metric (``*_at_k``, QPA, MCA, tie and
+    intrusion shares) lies in [0, 1] (a ``delta`` row in [-1, 1]), every time is at least 0."""
+    check_finite(results, where)
+    for key in ("retrieval_seconds", "rerank_seconds", "seconds"):
+        _in_range(results.get(key), 0, math.inf, where, key)
+    for key, low in (("rows", 0), ("first_stage_rows", 0), ("delta", -1)):
+        for i, row in enumerate(results.get(key) or []):
+            for name, value in row.items():
+                if _AT_K.search(name) or name in _ROW_SHARES:
+                    _in_range(value, low, 1, where, f"{key}[{i}].{name}")
+    for dim, figures in (results.get("qualcode") or {}).items():
+        for name in _QUALCODE_SHARES:
+            _in_range(figures.get(name), 0, 1, where, f"qualcode.{dim}.{name}")
+    for k, figures in (results.get("mc") or {}).items():
+        _in_range(figures.get("mca"), 0, 1, where, f"mc.{k}.mca")
+        for combo, values in (figures.get("by_combination") or {}).items():
+            _in_range(values.get("mca"), 0, 1, where, f"mc.{k}.by_combination.{combo}.mca")
+
+
+def check_card(info: ModelCardInfo) -> None:
+    """Every figure a card would publish checked (:func:`check_figures` per results dict),
+    and nothing non-finite anywhere in its metadata or training records: a card built in code
+    is held to what :func:`model_cards.model_card.model_card_info` checks when it reads."""
+    for ev in info.evaluations:
+        check_figures(ev.results, ev.path)
+    if info.training is not None:
+        record = info.training
+        check_finite(
+            [record.config, record.data_report, record.disjointness, record.validation,
+             record.run_info, record.log_history], f"the run records of {record.folder}",
+        )  # fmt: skip
+    check_finite(info.subject, "the model's metadata")
 
 
 def _coreb_rows(ev: CardEvaluation) -> list[dict[str, Any]]:
@@ -194,6 +252,8 @@ def eval_results_files(info: ModelCardInfo) -> dict[str, str]:
 __all__ = [
     "EVAL_RESULTS_DIR",
     "card_metadata",
+    "check_card",
+    "check_figures",
     "eval_result_entries",
     "eval_result_objects",
     "eval_results_files",

@@ -285,7 +285,8 @@ def _hardware(run_info: Mapping[str, Any] | None, log: Sequence[Mapping[str, Any
     return markdown_table(
         ["", ""],
         [
-            ("wall time of training", f"{run_info.get('wall_time_s', 0):.1f} s"),
+            ("wall time of training", f"{wall:.1f} s" if isinstance(
+                wall := run_info.get("wall_time_s"), (int, float)) else "-"),
             ("steps", run_info.get("global_step")),
             ("training / validation examples",
              f"{run_info.get('train_examples')} / {run_info.get('validation_examples')}"),
@@ -373,7 +374,8 @@ _USE = {
     "code-to-code; quality-aware preferences where QualCode results are shown) with the task "
     "instructions of coreb-toolkit's `reranker/instructions.py`",
     "embedder": "first-stage dense retrieval for code search (cosine similarity of embeddings)",
-    "lexical": "a lexical first-stage baseline for code search",
+    "lexical": "a lexical first-stage baseline for code search (BM25 has no weights: this card "
+    "documents an evaluation, not a model to load)",
     "retriever": "first-stage retrieval for code search",
 }
 

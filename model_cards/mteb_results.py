@@ -27,8 +27,10 @@ not written, and the reason is reported (:attr:`MtebSubmission.skipped`):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -38,8 +40,10 @@ from typing import Any
 
 from coreb_toolkit.benchmark.provenance import dataset_revision
 from coreb_toolkit.benchmark.results import CorebResults, read_results
-from coreb_toolkit.builders.hub_folder import hub_folder_configs, read_hub_config
+from coreb_toolkit.builders.hub_folder import hub_folder_configs
+from coreb_toolkit.untrusted import check_finite, read_json
 from eval_metrics import read_run
+from eval_metrics.membership import check_run_membership
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +59,11 @@ RERANKING_TASKS = {
     "c2t": "CorebC2TReranking",
     "c2c": "CorebC2CReranking",
 }
+#: the relevance grade of a positive (a hard negative is 1); MTEB's CoREB qrels hold positives only
+POSITIVE = 2
+#: a model revision as one folder of MTEB's results layout (results/<org>__<model>/<revision>/):
+#: a commit hash, or a branch / tag name without '/' (a path separator would nest folders)
+REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
 """MTEB's retrieval cut-offs (``AbsTaskRetrieval.k_values``); a cut-off above the run's depth
 (``top_k`` of the results) is not written."""
@@ -124,11 +133,6 @@ def _check_consistent(folders: Sequence[Path], results: Sequence[CorebResults]) 
                 )
 
 
-def _positives(dataset: str, subtask: str, release: str) -> dict[str, set[str]]:
-    rows = read_hub_config(dataset, subtask, release, columns=["query_id", "positive_ids"])
-    return {r["query_id"]: set(r["positive_ids"] or ()) for r in rows}
-
-
 def _ranked(run: Mapping[str, float]) -> list[str]:
     # trec_eval's order (score, then doc id, both descending), as mteb's own MRR sorts
     return [d for d, _ in sorted(run.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
@@ -173,7 +177,15 @@ def mteb_metrics(
 def pooled_run(
     results_dir: Path, results: CorebResults, dataset: str, subtasks: Sequence[str]
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]], int]:
-    """``(qrels, run, queries without a positive)`` of ``subtasks`` pooled, MTEB's way."""
+    """``(qrels, run, queries without a positive)`` of ``subtasks`` pooled, MTEB's way.
+
+    Each run file is checked against its subtask first, as the leaderboard checks a submission
+    (:func:`eval_metrics.membership.check_run_membership`): a query or document the subtask
+    does not have, or a query ranking more than ``top_k``, is refused, never scored.
+    """
+    from coreb_toolkit.benchmark.runner import discover
+
+    (item,) = discover(dataset, list(subtasks), [results.release], results.c2t_canonical_corpus)
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     left_out = 0
@@ -185,8 +197,13 @@ def pooled_run(
                 "results.json reports; the MTEB scores are recomputed from the runs, so the "
                 "folder must hold every run `coreb evaluate` wrote"
             )
+        data = item.subtasks[subtask]
         sub_run = read_run(path)
-        for qid, positives in _positives(dataset, subtask, results.release).items():
+        check_run_membership(
+            str(path), sub_run, data.qrels, data.corpus, data.corpus_name, results.top_k
+        )
+        for qid, judged in data.qrels.items():
+            positives = [d for d, grade in judged.items() if grade >= POSITIVE]
             if not positives:
                 left_out += 1
                 continue
@@ -263,9 +280,13 @@ def write_mteb_submission(
             and runs/) of one model on one dataset revision.
         out_dir: the submission folder; ``results/`` is written inside it.
         model_name: ``ORG/NAME`` as MTEB lists the model.
-        revision: the model revision (a commit, or any label for a local model).
+        revision: the model revision: a commit hash, or a branch / tag name (a label for a
+            local model); one folder of MTEB's layout, so letters, digits, ``.``, ``_`` and
+            ``-`` only (:data:`REVISION`): a name with ``/`` (``refs/pr/1``) is refused, give
+            its commit hash.
         dataset: the CoREB build the results were computed on (default: the results'
-            ``dataset.source``); its fingerprint must equal the results' ``dataset.revision``.
+            ``dataset.source``); its fingerprint must equal the results' ``dataset.revision``
+            (results that record none are refused: nothing would tie the runs to the qrels).
 
     Raises:
         ValueError: QualCode results, results of different models or dataset revisions, a
@@ -277,6 +298,7 @@ def write_mteb_submission(
     mteb = _import_mteb()
     if model_name.count("/") != 1 or not all(model_name.split("/")):
         raise ValueError(f"--model-name must be ORG/NAME as MTEB lists models, got {model_name!r}")
+    check_revision(revision)
     if not results_dirs:
         raise ValueError("give at least one results folder")
     folders = [Path(p) for p in results_dirs]
@@ -290,13 +312,25 @@ def write_mteb_submission(
             f"the CoREB build {source!r} the results were computed on is not a local folder: "
             "pass --dataset DIR (the `coreb build` folder) to read its qrels"
         )
+    if expected is None:
+        raise ValueError(
+            f"{folders[0] / 'results.json'}: dataset.revision is null: nothing ties its runs to "
+            f"the build {source}, and scored against another build's qrels they give another "
+            "figure; rerun `coreb evaluate` on the local build (it records the build's "
+            "fingerprint) and submit that"
+        )
     found = dataset_revision(source)
-    if expected is not None and found != expected:
+    if found != expected:
         raise ValueError(
             f"{source} has revision {found}, but the results were computed on {expected}: "
             "the qrels would not be those of the runs; pass the dataset they were computed on"
         )
     out = Path(out_dir)
+    if out.is_symlink():
+        raise ValueError(
+            f"--out {out} is a symlink: a submission replaces the folder whole, so give the "
+            "folder itself"
+        )
     if os.path.lexists(out):
         if not overwrite:
             raise FileExistsError(f"{out} exists; pass overwrite=True (--force) to replace it")
@@ -391,8 +425,12 @@ def write_mteb_submission(
         mteb, first.model, model_name, revision, license=license, open_weights=open_weights,
         reference=reference, release_date=release_date,
     )  # fmt: skip
+    for task, values in scores.items():
+        _check_scores(task, values)
+    created = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    old = out.parent / f"{tmp.name}.old"
     try:
         cache = mteb.ResultCache(tmp)
         for task, values in scores.items():
@@ -402,18 +440,57 @@ def write_mteb_submission(
                 {MTEB_SPLIT: {MTEB_SUBSET: values}},
                 evaluation_time=first.retrieval_seconds,
             )
-            result.dataset_revision = str(expected or found)
+            result.dataset_revision = str(expected)
             cache.save_to_cache(result, meta)
         (tmp / "NOTES.md").write_text(_notes(scores, skipped, notes), encoding="utf-8")
+        _check_written(tmp)
         scores = _validate(mteb, tmp, meta, scores)
         if out.exists():
-            shutil.rmtree(out)
+            out.rename(old)
         tmp.rename(out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        if old.exists() and not out.exists():
+            old.rename(out)
+        for folder in created:  # deepest first: the folders this call made, if still empty
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise
+    shutil.rmtree(old, ignore_errors=True)
     model_dir = mteb.ResultCache(out).get_task_result_path(next(iter(scores)), meta).parent
     return MtebSubmission(out, model_dir, scores, skipped, n_queries, notes)
+
+
+def check_revision(revision: str) -> str:
+    """``revision`` when it is one plain folder name of MTEB's results layout (:data:`REVISION`:
+    a commit hash, or a branch / tag name without ``/``); else a ``ValueError`` saying so."""
+    if not isinstance(revision, str) or not REVISION.fullmatch(revision):
+        raise ValueError(
+            f"--revision {revision!r}: MTEB's results layout keeps one folder per model "
+            "revision (results/<org>__<model>/<revision>/), so it must be a commit hash or a "
+            "branch / tag name of letters, digits, '.', '_' and '-' (at most 100, not starting "
+            "with '.'); for a ref with '/' such as refs/pr/1, give its commit hash"
+        )
+    return revision
+
+
+def _check_scores(task: str, values: Mapping[str, float]) -> None:
+    """Every score about to be written is finite and in [0, 1] (all of MTEB's retrieval
+    scores are means of per-query values in [0, 1])."""
+    check_finite(dict(values), f"{task} (being written)")
+    for key, value in values.items():
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(
+                f"{task} (being written): {key} is {value!r}, outside [0, 1]: the run files "
+                "are broken; nothing was written"
+            )
+
+
+def _check_written(folder: Path) -> None:
+    """Every JSON file written under ``folder`` is strict JSON (no ``NaN`` / ``Infinity``,
+    which Python's ``json`` writes by default and no other reader takes)."""
+    for path in sorted(folder.rglob("*.json")):
+        read_json(path)
 
 
 def _validate(

@@ -70,3 +70,16 @@ def test_card_help_explains_with_examples(capsys):
     for flag in ("--out", "--checkpoint", "--dataset-id", "--model-id", "--force"):
         assert flag in text
     assert "examples:" in text and "coreb card model results/" in text
+
+
+def test_card_model_refuses_a_symlinked_eval_results(results, tmp_path, capsys):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "card"
+    out.mkdir()
+    (out / ".eval_results").symlink_to(elsewhere)
+    with pytest.raises(SystemExit) as stop:
+        main(["card", "model", str(results), "--dataset-id", "my-org/coreb", "--out", str(out)])
+    assert stop.value.code == 2
+    assert ".eval_results is a symlink" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == [] and not (out / "README.md").exists()

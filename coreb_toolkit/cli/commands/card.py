@@ -36,7 +36,14 @@ Render the model card of one model from its results files (results.json, or the 
   folder's fingerprint is shown in the card; --dataset-revision gives the Hub commit.
 - .eval_results holds one value per task of the benchmark's eval.yaml: nDCG@10 per CoREB subtask
   and release (task id <config>-<release>), QPA per QualCode dimension, MCA per k.
-- An existing README.md that `coreb card` did not write is replaced only with --force.
+- The model's kind comes from the results: an embedder (a dense first stage or QualCode scorer)
+  gets pipeline_tag sentence-similarity and library sentence-transformers; a reranker (a
+  reranked result, a QualCode reranker, a --checkpoint) text-ranking (a LoRA checkpoint:
+  library peft); BM25 neither (it has no weights to load).
+- An existing README.md that `coreb card` did not write is replaced only with --force. Nothing
+  outside --out is written or deleted: a symlink below --out (README.md, .eval_results) is
+  refused, and of the files an earlier card listed only its own (.eval_results/NAME.yaml) are
+  removed. Figures that are not finite or out of range (an nDCG of 1.7) are refused.
 
 examples:
   coreb card model results/all-MiniLM-L6-v2/release_v2603 results/all-MiniLM-L6-v2/qualcode \\

@@ -33,6 +33,12 @@ runs is not written, and the output says why:
   any, from a reranked result (a pipeline, not one model)
 DIR/NOTES.md lists what was written and what was not, and why.
 
+The results must record the dataset revision they were scored on (the build's fingerprint, as
+`coreb evaluate` writes it) and --dataset must be that build; each run file is checked against
+its subtask (no foreign query or document, no query deeper than top_k) before it is scored.
+The submission is written into a temporary folder beside DIR and renamed into place: a failure
+leaves DIR as it was.
+
 Model metadata comes from the results (parameters, embedding size, max tokens, license,
 similarity) and the flags; what neither knows (languages, release date, training data, memory)
 is written as null, MTEB's "unknown"."""
@@ -51,7 +57,12 @@ class SubmitMtebArguments:
     )
     out: Path = field(metadata={"help": "the submission folder (results/ is written inside)"})
     model_name: str = field(metadata={"metavar": "ORG/NAME", "help": "the model as MTEB lists it"})
-    revision: str = field(metadata={"help": "the model revision (a commit, or a label)"})
+    revision: str = field(
+        metadata={
+            "help": "the model revision: a commit hash, or a branch / tag name without '/' "
+            "(one folder of MTEB's layout; for refs/pr/1 give its commit hash)"
+        }
+    )
     dataset: Path | None = field(
         default=None,
         metadata={
