@@ -13,6 +13,8 @@ Reading -- every error is a ``ValueError`` naming the file (and the line):
   ``Infinity`` (not JSON; Python's ``json`` takes them by default), numbers that overflow to an
   infinity, integers of more than :data:`MAX_INT_DIGITS` digits and nesting deeper than
   :data:`MAX_JSON_DEPTH` (a ``RecursionError`` later, in whatever walks the value);
+  ``nonfinite=True`` takes ``NaN`` / ``Infinity`` where the writer is a library that writes
+  them (a Trainer's ``trainer_state.json`` logs an infinite gradient norm as ``Infinity``);
 * :func:`jsonl_objects` does the same per line of a JSON Lines file, each line an object, no
   line longer than ``max_line_bytes`` (a file with no newline is never read whole);
 * :func:`bounded_lines` yields a binary file's lines, refusing one longer than the limit;
@@ -21,6 +23,8 @@ Reading -- every error is a ``ValueError`` naming the file (and the line):
 Showing:
 
 * :func:`markdown_text`: a string safe in Markdown and in the HTML a Markdown renderer emits;
+  :func:`markdown_code` / :func:`markdown_fence`: a string shown verbatim as inline code or a
+  code block, whatever backticks it holds;
 * :func:`html_text`: a string safe in HTML text and attribute values;
 * :func:`csv_cell`: a string a spreadsheet shows as text, never runs as a formula (OWASP's
   "CSV injection" rule: a leading ``= + - @``, tab or carriage return is quoted with ``'``);
@@ -125,7 +129,7 @@ def _int(text: str) -> int:
     return int(text)
 
 
-def json_value(text: str | bytes, where: str) -> Any:
+def json_value(text: str | bytes, where: str, *, nonfinite: bool = False) -> Any:
     """The JSON value of ``text``, refused (naming ``where``) as :func:`read_json` refuses."""
     if isinstance(text, bytes):
         try:
@@ -137,7 +141,10 @@ def json_value(text: str | bytes, where: str) -> Any:
             ) from None
     try:
         value = json.loads(
-            text, parse_constant=_refuse_constant, parse_float=_float, parse_int=_int
+            text,
+            parse_constant=None if nonfinite else _refuse_constant,
+            parse_float=None if nonfinite else _float,
+            parse_int=_int,
         )
     except json.JSONDecodeError as err:
         raise ValueError(f"{where}: not JSON ({err})") from None
@@ -160,8 +167,11 @@ def _check_depth(value: Any, where: str) -> None:
             stack.extend((child, depth + 1) for child in children)
 
 
-def read_json(path: str | os.PathLike[str], *, max_bytes: int = MAX_JSON_BYTES) -> Any:
-    """The JSON value of the file ``path``; see the module docstring for what is refused."""
+def read_json(
+    path: str | os.PathLike[str], *, max_bytes: int = MAX_JSON_BYTES, nonfinite: bool = False
+) -> Any:
+    """The JSON value of the file ``path``; see the module docstring for what is refused
+    (``nonfinite``: ``NaN`` and ``Infinity`` are taken)."""
     target = Path(path)
     try:
         regular_file(target)
@@ -175,7 +185,7 @@ def read_json(path: str | os.PathLike[str], *, max_bytes: int = MAX_JSON_BYTES) 
         raise ValueError(f"{target}: not readable (permission denied)") from None
     if len(raw) > max_bytes:
         raise ValueError(f"{target}: larger than {max_bytes} bytes; it is not read")
-    return json_value(raw, str(target))
+    return json_value(raw, str(target), nonfinite=nonfinite)
 
 
 def bounded_lines(
@@ -234,7 +244,13 @@ def check_finite(value: Any, where: str) -> Any:
 
 # -- showing -----------------------------------------------------------------------------------
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:&=\"'$%])")
+# What Markdown, inline HTML, an autolinker or a page's LaTeX acts on inside a line: emphasis,
+# code, link and image brackets (without '[' a '(' or '!' is text), HTML tags and entities,
+# table pipes, strikethrough, the ':' of a bare URL and '$'. An '_' between two letters or
+# digits never opens emphasis (CommonMark 6.2), so ``t2c_full_retro_any`` stays as it is. What
+# acts only at a line start ('#', '-', '+', '1.') cannot: the text is never put at one and line
+# breaks are removed.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>|~:&$]|(?<![^\W_])_|_(?![^\W_])")
 _CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -242,7 +258,29 @@ def markdown_text(text: Any) -> str:
     """``text`` safe in Markdown (a table cell, a list item, a heading): every character
     Markdown, HTML or an autolinker would act on is backslash-escaped; line breaks become
     spaces."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(), " ".join(str(text).split()))
+
+
+def markdown_code(text: Any, *, table: bool = False) -> str:
+    """``text`` as an inline code span, whatever backticks it holds: the fence is one backtick
+    longer than its longest run (CommonMark 6.1); line breaks become spaces. Inside a span
+    nothing is markup, so HTML and links show as text. ``table``: the span sits in a GFM table
+    cell, where ``|`` ends the cell even inside a span unless written ``\\|``."""
+    body = " ".join(str(text).split())
+    if table:
+        body = body.replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") or not body.strip() else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def markdown_fence(text: str, info: str = "") -> str:
+    """``text`` as a fenced code block that no line of it can close (the fence is longer than
+    any backtick run in it)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
 
 
 def html_text(text: Any) -> str:
@@ -277,6 +315,8 @@ __all__ = [
     "inside",
     "json_value",
     "jsonl_objects",
+    "markdown_code",
+    "markdown_fence",
     "markdown_text",
     "plot_text",
     "read_json",

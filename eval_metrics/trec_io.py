@@ -18,7 +18,9 @@ what would make another tool read it differently. Errors name the file and the l
   reads). Digit separators (``1_000``), other scripts' digits (``０.５``, ``٠.٥``) and hex floats
   (``0x1p3``) are refused; so are NaN, infinities and scores beyond single precision
   (|score| > 3.4e38), which trec_eval would rank as ties;
-* a duplicate (query, doc) pair, a wrong number of fields and an empty file are errors.
+* a duplicate (query, doc) pair, a wrong number of fields and an empty file are errors;
+* a line longer than :data:`coreb_toolkit.untrusted.MAX_LINE_BYTES` is refused before it is
+  held (a file with no newline is never read whole), and so is a FIFO or a device.
 
 Lines whose first field starts with ``#`` are comments. Writers order each query's documents as
 trec_eval ranks them (score descending, ties by doc id descending), number the ranks from 1, and
@@ -33,6 +35,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from coreb_toolkit.untrusted import MAX_LINE_BYTES, bounded_lines
 from eval_metrics.checks import (
     FLOAT32_MAX,
     Qrels,
@@ -79,11 +82,11 @@ def _decoded(raw: bytes, where: str) -> str:
 
 
 def _lines(path: PathLike) -> Iterator[tuple[int, list[str]]]:
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            fields = _decoded(raw, f"{path}:{number}").split()
-            if fields and not fields[0].startswith("#"):
-                yield number, fields
+    # one bounded line at a time: a file without newlines is refused, never read whole
+    for number, raw in bounded_lines(path, MAX_LINE_BYTES):
+        fields = _decoded(raw, f"{path}:{number}").split()
+        if fields and not fields[0].startswith("#"):
+            yield number, fields
 
 
 def _score(text: str, where: str, query_id: str, doc_id: str) -> float:

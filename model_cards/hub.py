@@ -9,17 +9,33 @@ writes exactly the bytes a push would send.
 What is uploaded: every file under the folder, recursively, except (each left-out path is
 listed in :attr:`UploadPlan.skipped` with its reason, never dropped silently):
 
-* ``.git/`` and ``.cache/`` anywhere: the Hub refuses paths under them (``huggingface_hub``'s
-  ``FORBIDDEN_FOLDERS``; ``.cache/huggingface/`` is its download metadata);
+* ``.git`` and ``.cache``, folders or files, anywhere: the Hub refuses any path with such a part
+  (``huggingface_hub``'s ``FORBIDDEN_FOLDERS``); a worktree's or submodule's ``.git`` is a file,
+  and ``.cache/huggingface/`` holds download metadata and, as ``HF_HOME``, the token;
 * ``__pycache__/``, ``*.pyc``, ``.ipynb_checkpoints/``, ``.DS_Store``: rebuilt or editor state;
-* ``.env`` files: local secrets (a Space takes secrets in its settings, not in a file);
+* secrets, by name (:data:`SECRET_PATTERNS`, matched case-insensitively on every part of a path;
+  a pattern ending in ``/`` names a folder, the others a file or a folder): dotenv files
+  ``.env``, ``.env.*`` (``.env.local``, ``.env.production``, also ``.env.example``) and direnv's
+  ``.envrc``; the credential stores of HTTP clients, git, package registries and databases
+  ``.netrc``, ``_netrc``, ``.git-credentials``, ``.npmrc``, ``.pypirc``, ``.pgpass``,
+  ``.htpasswd``; cloud credentials and Streamlit's secrets ``credentials.json``,
+  ``application_default_credentials.json``, ``client_secret*.json``, ``secrets.toml``; keys
+  and certificates ``*.pem``, ``*.key``, ``*.p12``, ``*.pfx``, ``id_rsa*``, ``id_dsa*``,
+  ``id_ecdsa*``, ``id_ed25519*``; and the credential folders of a home directory
+  ``.huggingface/`` (``huggingface_hub``'s old token folder), ``.ssh/``, ``.gnupg/``,
+  ``.aws/``, ``.azure/``, ``.kube/``, ``.docker/``. A Space takes its secrets in its settings,
+  not in a file; rename a file these catch that holds none (``.env.example``: ``env.example``);
+* the top-level :data:`DRY_RUN_MARKER` of a folder a dry run wrote;
 * for a model only, top-level ``checkpoint-*/`` folders: the intermediate checkpoints of a
   ``transformers`` Trainer run, saved with optimizer, scheduler and RNG state (often several
   times the model's size); the trained model is the folder's top level. Push one checkpoint on
   its own (``coreb push model RUN/checkpoint-500 --repo ID --revision step-500``) if you mean to.
 
-Links to files are uploaded as the file they point to; a link to a folder or a dangling link
-is an error (say what you mean by copying it in or removing it).
+Links: no link is followed out of the folder. A link to a file inside it is uploaded as that
+file, unless the file is one left out above (a link would publish it under another name); a
+link leading out of the folder (at any step), a link to a folder, a dangling link, and a FIFO,
+device or socket (or a link to one: reading ``/dev/zero`` never ends, a FIFO blocks) are
+errors that name the path, raised before any file is read or anything is sent.
 
 Tokens: only ``huggingface_hub``'s own resolution (``HF_TOKEN``, then the token ``hf auth
 login`` stored). There is deliberately no ``token=`` parameter here and no ``--token`` flag in
@@ -44,26 +60,41 @@ import json
 import logging
 import os
 import shutil
+import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+
+from coreb_toolkit.untrusted import inside, read_json
 
 logger = logging.getLogger(__name__)
 
 REPO_TYPES = ("model", "dataset", "space")
 
-#: (pattern on a path component, applies to folders?, reason); checked on every component
-_SKIP_ANYWHERE: tuple[tuple[str, bool, str], ...] = (
-    (".git", True, "git metadata: the Hub refuses paths under .git/"),
-    (".cache", True, "a local cache (huggingface_hub's download metadata): the Hub refuses "
-     "paths under .cache/"),
-    ("__pycache__", True, "Python bytecode, rebuilt on import"),
-    (".ipynb_checkpoints", True, "Jupyter autosaves"),
-    ("*.pyc", False, "Python bytecode, rebuilt on import"),
-    (".DS_Store", False, "Finder metadata"),
-    (".env", False, "local secrets: give a Space its secrets in its settings, not in a file"),
+#: Names that hold credentials by convention, never uploaded (the module docstring says why
+#: each). Matched with fnmatch on the lower-cased name of every part of a path; a pattern ending
+#: in "/" names a folder, the others a file or a folder (a virtualenv named .env is left out too).
+SECRET_PATTERNS: tuple[str, ...] = (
+    ".env", ".env.*", ".envrc",
+    ".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass", ".htpasswd",
+    "credentials.json", "application_default_credentials.json", "client_secret*.json",
+    "secrets.toml",
+    "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+    ".huggingface/", ".ssh/", ".gnupg/", ".aws/", ".azure/", ".kube/", ".docker/",
+)  # fmt: skip
+#: the file a dry run writes beside the files, listing them: --force replaces only such a folder
+DRY_RUN_MARKER = ".coreb-dry-run.json"
+#: (pattern on a path component, "folder" | "file" | "any", reason); checked on every component
+_SKIP_ANYWHERE: tuple[tuple[str, str, str], ...] = (
+    (".git", "any", "git metadata: the Hub refuses any path with a .git part"),
+    (".cache", "any", "a local cache (huggingface_hub's download metadata, maybe a token): the "
+     "Hub refuses any path with a .cache part"),
+    ("__pycache__", "folder", "Python bytecode, rebuilt on import"),
+    (".ipynb_checkpoints", "folder", "Jupyter autosaves"),
+    ("*.pyc", "file", "Python bytecode, rebuilt on import"),
+    (".DS_Store", "file", "Finder metadata"),
 )  # fmt: skip
 _CHECKPOINT = (
     "an intermediate Trainer checkpoint (optimizer, scheduler and RNG state): the model is the "
@@ -146,12 +177,56 @@ def _check_repo_type(repo_type: str) -> None:
 
 
 def _skip_reason(name: str, is_dir: bool, top_level: bool, repo_type: str) -> str | None:
-    for pattern, for_dirs, reason in _SKIP_ANYWHERE:
-        if for_dirs == is_dir and fnmatch.fnmatchcase(name, pattern):
+    for pattern, kind, reason in _SKIP_ANYWHERE:
+        if kind in ("any", "folder" if is_dir else "file") and fnmatch.fnmatchcase(name, pattern):
             return reason
+    for pattern in SECRET_PATTERNS:
+        if (is_dir or not pattern.endswith("/")) and fnmatch.fnmatchcase(
+            name.lower(), pattern.rstrip("/")
+        ):
+            return (
+                f"a secret by its name ({pattern!r} in SECRET_PATTERNS), never uploaded: a Space "
+                "takes its secrets in its settings"
+            )
+    if top_level and not is_dir and name == DRY_RUN_MARKER:
+        return "the list of the files a dry run wrote"
     if repo_type == "model" and is_dir and top_level and fnmatch.fnmatchcase(name, "checkpoint-*"):
         return _CHECKPOINT
     return None
+
+
+def _skipped_file(rel: Path, repo_type: str) -> str | None:
+    """Why the file ``rel`` (relative to the folder) is left out, if a part of it is."""
+    parts = rel.parts
+    for i, name in enumerate(parts):
+        reason = _skip_reason(name, i < len(parts) - 1, i == 0, repo_type)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _check_file(root: Path, path: Path, repo_type: str) -> None:
+    """Refuse, before anything is read, a file a push must not follow or read (see the module
+    docstring): a link out of ``root``, to nothing or to a left-out file; a FIFO, device or
+    socket."""
+    nothing = "nothing was read or sent"
+    try:
+        target = inside(root, path)
+    except ValueError as err:  # names the link, never its target (a path can say too much)
+        raise HubPushError(
+            f"{err}; {nothing}: a push sends the regular files inside the folder only (copy "
+            "the file in, or remove it)"
+        ) from None
+    if not target.exists():
+        raise HubPushError(f"{path} is a link to nothing: remove it or point it at a file")
+    if path.is_symlink():
+        rel = target.relative_to(root)
+        reason = _skipped_file(rel, repo_type)
+        if reason is not None:
+            raise HubPushError(
+                f"{path} is a link to {rel.as_posix()}, which a push leaves out ({reason}); "
+                f"{nothing}: remove the link"
+            )
 
 
 def plan_upload(folder: str | Path, repo_type: str) -> UploadPlan:
@@ -191,9 +266,8 @@ def plan_upload(folder: str | Path, repo_type: str) -> UploadPlan:
             reason = _skip_reason(name, False, top, repo_type)
             if reason is not None:
                 skipped[rel] = reason
-            elif not path.exists():
-                raise HubPushError(f"{path} is a link to nothing: remove it or point it at a file")
             else:
+                _check_file(root, path, repo_type)
                 files.append(rel)
     if not files:
         raise HubPushError(f"{root} holds no file to upload (skipped: {sorted(skipped) or 'none'})")
@@ -264,24 +338,43 @@ def _check_no_token(plan: UploadPlan) -> None:
     needle = token.encode()
     for rel in plan.files:
         tail = b""
-        with open(plan.folder / rel, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                if needle in tail + chunk:
-                    raise HubPushError(
-                        f"{plan.folder / rel} contains your Hugging Face token: nothing was "
-                        "uploaded. Remove the token from that file (and revoke it at "
-                        "https://huggingface.co/settings/tokens if it was ever shared)"
-                    )
-                tail = chunk[-(len(needle) - 1) :] if len(needle) > 1 else b""
+        for chunk in _chunks(plan.folder / rel):
+            if needle in tail + chunk:
+                raise HubPushError(
+                    f"{plan.folder / rel} contains your Hugging Face token: nothing was "
+                    "uploaded. Remove the token from that file (and revoke it at "
+                    "https://huggingface.co/settings/tokens if it was ever shared)"
+                )
+            tail = chunk[-(len(needle) - 1) :] if len(needle) > 1 else b""
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    """The bytes of the regular file ``path``, 1 MiB at a time, no more than its size when
+    opened: one swapped for a FIFO or a device since :func:`plan_upload` checked it is refused
+    (opened without blocking, then checked), never read forever."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise HubPushError(
+                f"{path}: not a regular file (a FIFO, device or socket now); it is not read, "
+                "nothing was sent"
+            )
+        left = info.st_size
+        while left > 0 and (chunk := handle.read(min(1 << 20, left))):
+            left -= len(chunk)
+            yield chunk
 
 
 def dry_run(
     folder: str | Path, out: str | Path, repo_type: str, *, overwrite: bool = False
 ) -> list[Path]:
     """Write to ``out`` exactly the files :func:`push_folder` would upload (same relative
-    paths, same bytes), after the same checks, contacting nothing. ``out`` must not exist or be
-    an empty folder (``overwrite``: it is removed first), and must neither lie inside ``folder``
-    nor hold it. Returns the written paths, sorted."""
+    paths, same bytes), after the same checks, contacting nothing, and beside them
+    :data:`DRY_RUN_MARKER`, the list of those files (a push of ``out`` leaves it out). ``out``
+    must be new or an empty folder, and must neither lie inside ``folder`` nor hold it; with
+    ``overwrite`` it may be a folder an earlier dry run wrote (its marker lists every file in
+    it), whose contents are removed first. Returns the written paths, sorted."""
     plan = plan_upload(folder, repo_type)
     check_folder(plan)
     _check_no_token(plan)
@@ -291,24 +384,68 @@ def dry_run(
         raise HubPushError(
             f"--dry-run {target} lies inside {plan.folder} or holds it: choose a folder apart"
         )
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+    if os.path.lexists(target) and not target.is_dir():
+        raise HubPushError(
+            f"--dry-run {target} exists and is not a folder; it is not replaced: remove it "
+            "yourself or choose another folder"
+        )
+    if target.is_dir() and any(target.iterdir()):
         if not overwrite:
             raise HubPushError(
                 f"--dry-run {target} exists and is not an empty folder: choose another, or "
-                "add --force to replace it"
+                "add --force to replace an earlier dry run's"
             )
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
-        else:
-            target.unlink()
+        _check_dry_run_folder(target)
+        for entry in resolved.iterdir():  # checked: only folders and the files it listed
+            if entry.is_dir():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    resolved.mkdir(parents=True, exist_ok=True)
+    marker = {"written_by": "coreb push --dry-run", "files": list(plan.files)}
+    # first, so that a dry run killed half-way leaves a folder the next --force may replace
+    (resolved / DRY_RUN_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
     written = []
     for rel in plan.files:
         dest = target / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(plan.folder / rel, dest)  # a link's target's bytes, as a push sends
+        with open(dest, "wb") as handle:
+            for chunk in _chunks(plan.folder / rel):  # a link's target's bytes, as a push sends
+                handle.write(chunk)
         written.append(dest)
     logger.info("dry run: %d file(s) of %s written to %s", len(written), plan.folder, target)
     return written
+
+
+def _check_dry_run_folder(target: Path) -> None:
+    """Refuse to empty ``target`` unless a dry run wrote it: its :data:`DRY_RUN_MARKER` lists
+    every file it holds (no link, nothing added since)."""
+    try:
+        listed = read_json(inside(target, DRY_RUN_MARKER), max_bytes=64 * 1024 * 1024)
+    except ValueError:
+        listed = None
+    files = listed.get("files") if isinstance(listed, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise HubPushError(
+            f"--dry-run {target} exists and was not written by a dry run (no readable "
+            f"{DRY_RUN_MARKER} listing its files): --force replaces only an earlier dry run's "
+            "folder; remove it yourself or choose another folder"
+        )
+    allowed = {*files, DRY_RUN_MARKER}
+    foreign = []
+    for current, dirs, names in os.walk(target):
+        here = Path(current)
+        for name in [*dirs, *names]:
+            path = here / name
+            rel = path.relative_to(target).as_posix()
+            if path.is_symlink() or (name in names and (rel not in allowed or not path.is_file())):
+                foreign.append(rel)
+    if foreign:
+        more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        raise HubPushError(
+            f"--dry-run {target} holds files a dry run did not write ({', '.join(foreign[:5])}"
+            f"{more}); --force would delete them: remove them yourself or choose another folder"
+        )
 
 
 def _where(repo_id: str, repo_type: str, revision: str | None) -> str:

@@ -54,7 +54,7 @@ from typing import Any
 from coreb_toolkit.benchmark.report import untrained_note
 from coreb_toolkit.benchmark.results import QualcodeResults, Results, read_results
 from coreb_toolkit.builders.hub_folder import is_hub_id
-from coreb_toolkit.untrusted import check_finite, inside
+from coreb_toolkit.untrusted import check_finite, inside, markdown_code, markdown_text
 from coreb_toolkit.vocabulary import (
     COREB_CITATION,
     SYNH_RANK_CITATION,
@@ -379,7 +379,7 @@ def model_card_info(
             model_id = name
         else:  # a local folder's name, never its path
             model_id = Path(name).name or name
-        notes.append(f"model-index name `{model_id}` (no --model-id given)")
+        notes.append(f"model-index name {markdown_code(model_id)} (no --model-id given)")
     bundled_entry = None
     if base_model is None:
         from reranker.registry import bundled
@@ -393,8 +393,8 @@ def model_card_info(
         base_model = hub_base_model(origin)
         if origin is not None and base_model is None:
             notes.append(
-                f"base model `{shown_name(origin)}` is a local folder, not a Hub id: no "
-                "`base_model` in the metadata (give --base-model ORG/NAME)"
+                f"base model {markdown_code(shown_name(origin))} is a local folder, not a Hub "
+                "id: no `base_model` in the metadata (give --base-model ORG/NAME)"
             )
     elif not is_hub_id(base_model):
         raise ValueError(f"--base-model {base_model!r} is not a Hub model id (ORG/NAME)")
@@ -404,7 +404,7 @@ def model_card_info(
     if license is None:
         license = str(subject.get("license") or "apache-2.0")
         notes.append(
-            f"license `{license}` "
+            f"license {markdown_code(license)} "
             + ("from the model's metadata" if subject.get("license") else "(the default)")
         )
     if eval_date is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ][\d:.+Z-]+)?", eval_date):
@@ -428,7 +428,7 @@ def model_card_info(
     title = model_id.split("/")[-1] + (" (untrained head: plumbing only)" if untrained else "")
     return ModelCardInfo(
         model_id=model_id,
-        title=title,
+        title=markdown_text(title),
         kind=kind,
         subject=subject,
         license=license,
@@ -460,21 +460,24 @@ def _summary(info: ModelCardInfo) -> str:
         "retriever": "a retriever",
     }[info.kind]
     name = info.subject.get("name")
-    lines = [f"`{info.model_id}` is {what} for code search, evaluated with coreb-toolkit"]
+    lines = [
+        f"{markdown_code(info.model_id)} is {what} for code search, evaluated with coreb-toolkit"
+    ]
     benchmarks = sorted({"CoREB" if e.kind == "coreb" else "QualCode" for e in info.evaluations})
     lines[0] += f" on {' and '.join(benchmarks)}."
     if str(name) != info.model_id:
-        lines.append(f"The results files name it `{shown_name(name)}`.")
+        lines.append(f"The results files name it {markdown_code(shown_name(name))}.")
     if info.training is not None:
         recipe = {"coreb-reranker": "the CoREB-Reranker recipe (LoRA yes/no fine-tune, CoREB "
                   "§4.3)", "synh-rank": "SynH-Rank (quality-aware listwise training, SynH-Rank "
                   "§4)"}[info.training.trainer]  # fmt: skip
         base = shown_name(info.training.base_model)
-        lines.append(f"It was trained with {recipe} from `{base}`.")
+        lines.append(f"It was trained with {recipe} from {markdown_code(base)}.")
     if info.base_model:
-        lines.append(
-            f"Base model: [`{info.base_model}`](https://huggingface.co/{info.base_model})."
-        )
+        base_link = markdown_code(info.base_model)
+        if is_hub_id(info.base_model):
+            base_link = f"[{base_link}](https://huggingface.co/{info.base_model})"
+        lines.append(f"Base model: {base_link}.")
     return " ".join(lines) + "\n"
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coreb_toolkit.untrusted import inside, read_json
+from coreb_toolkit.untrusted import inside, markdown_code, read_json
 
 CHECKPOINT_FILES = {
     "config": "training_config.json",
@@ -157,13 +157,15 @@ def check_results_of_checkpoint(subject: Mapping[str, Any], training: TrainingRe
     folder = Path(training.folder)
     if not name.exists():
         return (
-            f"the results name the model `{name}`, which is not a local folder: that it is the "
-            f"checkpoint `{folder.name}` was not checked"
+            f"the results name the model {markdown_code(name)}, which is not a local folder: that "
+            f"it is the checkpoint {markdown_code(folder.name)} was not checked"
         )
     if name.resolve() == folder.resolve():
-        return f"the results are of the checkpoint folder itself (`{folder.name}`)"
+        return f"the results are of the checkpoint folder itself ({markdown_code(folder.name)})"
     if _same_weights(name, folder):
-        return f"the results are of `{name.name}`, whose weights equal the checkpoint's"
+        return (
+            f"the results are of {markdown_code(name.name)}, whose weights equal the checkpoint's"
+        )
     raise ValueError(
         f"the results are of the model {name}, but --checkpoint is {folder}, whose weights "
         "differ: give the checkpoint those results were scored with (`coreb evaluate "

@@ -17,7 +17,9 @@ from coreb_toolkit.benchmark.published import (
     published_source,
     rank_among_published,
 )
-from coreb_toolkit.benchmark.report import c2t_canonical_note, untrained_note
+from coreb_toolkit.benchmark.report import c2t_canonical_note, rerank_note, untrained_note
+from coreb_toolkit.builders.hub_folder import is_hub_id
+from coreb_toolkit.untrusted import markdown_code, markdown_fence, markdown_text
 from eval_metrics.aggregate import TABLE_COLUMNS
 from model_cards.dataset_card import markdown_table
 
@@ -65,18 +67,24 @@ def _where(path: str) -> str:
 
 def _details(summary: str, body: Any) -> str:
     text = json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False, default=str)
-    return f"<details><summary>{summary}</summary>\n\n```json\n{text}\n```\n\n</details>"
+    return f"<details><summary>{summary}</summary>\n\n{markdown_fence(text, 'json')}\n\n</details>"
 
 
 def _dataset_line(ev: CardEvaluation) -> str:
-    link = f"[`{ev.dataset_id}`](https://huggingface.co/datasets/{ev.dataset_id})"
-    rev = f"revision `{ev.dataset_revision}`" if ev.dataset_revision else "no Hub revision given"
+    link = markdown_code(ev.dataset_id)
+    if is_hub_id(ev.dataset_id):
+        link = f"[{link}](https://huggingface.co/datasets/{ev.dataset_id})"
+    rev = (
+        f"revision {markdown_code(ev.dataset_revision)}"
+        if ev.dataset_revision
+        else "no Hub revision given"
+    )
     built = (
-        f"; evaluated on a local build with fingerprint `{ev.fingerprint}`"
+        f"; evaluated on a local build with fingerprint {markdown_code(ev.fingerprint)}"
         if ev.fingerprint
         else ""
     )
-    return f"Dataset {link}, split `{ev.split}` ({rev}{built})."
+    return f"Dataset {link}, split {markdown_code(ev.split)} ({rev}{built})."
 
 
 # --------------------------------------------------------------------------------------------
@@ -126,10 +134,11 @@ def coreb_sections(ev: CardEvaluation) -> list[str]:
     rows = res["rows"]
     columns = [c for c in TABLE_COLUMNS if any(c in r for r in rows)]
     labels = [metric_label(c) for c in columns]
-    stage = f"First stage `{first_stage_name(res)}` (top {res['top_k']})"
+    stage = f"First stage {markdown_code(first_stage_name(res))} (top {res['top_k']})"
     if "reranker" in res:
         stage += (
-            f", reranked by `{res['reranker'].get('name')}` ({res['reranker'].get('backend')}) "
+            f", reranked by {markdown_code(res['reranker'].get('name'))} "
+            f"({markdown_text(res['reranker'].get('backend'))}) "
             f"on its top {res['rerank_top_k']}"
         )
     parts = [
@@ -141,7 +150,11 @@ def coreb_sections(ev: CardEvaluation) -> list[str]:
         markdown_table(
             ["", "queries", *labels],
             [
-                (f"**{r['name']}**", r["n_queries"], *(_f(r.get(c)) for c in columns))
+                (
+                    f"**{markdown_text(r['name'])}**",
+                    r["n_queries"],
+                    *(_f(r.get(c)) for c in columns),
+                )
                 for r in rows
                 if r["level"] != "subtask"
             ],
@@ -152,7 +165,7 @@ def coreb_sections(ev: CardEvaluation) -> list[str]:
             ["subtask", "queries", *labels, "HN-intrusion"],
             [
                 (
-                    f"`{r['name']}`",
+                    markdown_code(r["name"], table=True),
                     r["n_queries"],
                     *(_f(r.get(c)) for c in columns),
                     _f(r.get("hard_negative_intrusion_rate")),
@@ -174,7 +187,7 @@ def coreb_sections(ev: CardEvaluation) -> list[str]:
                 ["", "first stage", "reranked", "Δ"],
                 [
                     (
-                        f"**{r['name']}**",
+                        f"**{markdown_text(r['name'])}**",
                         _f(first.get(r["name"], {}).get("ndcg_at_10")),
                         _f(r.get("ndcg_at_10")),
                         _signed(delta.get(r["name"], {}).get("ndcg_at_10")),
@@ -185,7 +198,8 @@ def coreb_sections(ev: CardEvaluation) -> list[str]:
             )
         )
         if res.get("rerank_note"):
-            parts.append(res["rerank_note"])
+            # recomputed from the figures, never the file's text (a results file is a stranger's)
+            parts.append(rerank_note(res["rerank_top_k"], res["top_k"]))
     return parts
 
 
@@ -319,13 +333,16 @@ def training_section(record: TrainingRecord | None) -> str:
     }[record.trainer]
     config = record.config
     parts = [
-        f"Trained by {trainer} from `{shown_name(record.base_model)}`; run folder "
-        f"`{Path(record.folder).name}`.",
+        f"Trained by {trainer} from {markdown_code(shown_name(record.base_model))}; run folder "
+        f"{markdown_code(Path(record.folder).name)}.",
         "The recipe (the options the run used, from `training_config.json`):\n\n"
         + markdown_table(
             ["option", "value"],
             [
-                (f"`{k}`", f"`{json.dumps(config[k], default=str)}`")
+                (
+                    markdown_code(k, table=True),
+                    markdown_code(json.dumps(config[k], default=str), table=True),
+                )
                 for k in RECIPE_KEYS
                 if k in config
             ],
@@ -361,7 +378,11 @@ def training_section(record: TrainingRecord | None) -> str:
 
 
 def _scalars(report: Mapping[str, Any]) -> str:
-    rows = [(f"`{k}`", _f(v)) for k, v in report.items() if isinstance(v, (int, float, str, bool))]
+    rows = [
+        (markdown_code(k, table=True), markdown_text(_f(v)))
+        for k, v in report.items()
+        if isinstance(v, (int, float, str, bool))
+    ]
     return markdown_table(["field", "value"], rows) if rows else ""
 
 
@@ -402,10 +423,11 @@ def limitations(info: ModelCardInfo) -> str:
                 "anchor, so their numbers are not these.",
             ]
             if res.get("rerank_note"):
-                lines.append(f"CoREB reranking: {res['rerank_note']}")
+                lines.append(f"CoREB reranking: {rerank_note(res['rerank_top_k'], res['top_k'])}")
             if ev.split not in PAPER_RELEASES:
                 lines.append(
-                    f"CoREB {ev.split} is not one of the paper's releases (v202602, v202603): "
+                    f"CoREB {markdown_text(ev.split)} is not one of the paper's releases "
+                    "(v202602, v202603): "
                     "its figures are not comparable with the paper's tables."
                 )
         else:
@@ -430,9 +452,14 @@ def provenance(info: ModelCardInfo) -> str:
         timing = f"{seconds:.1f} s" if isinstance(seconds, (int, float)) else "-"
         if res.get("rerank_seconds") is not None:
             timing += f" + {res['rerank_seconds']:.1f} s reranking"
-        versions = ", ".join(f"{k} {v}" for k, v in (res.get("versions") or {}).items() if v)
+        versions = ", ".join(
+            f"{markdown_text(k)} {markdown_text(v)}"
+            for k, v in (res.get("versions") or {}).items()
+            if v
+        )
         lines.append(
-            f"- `{_where(ev.path)}` ({ev.kind}, schema version {res.get('schema_version')}): "
+            f"- {markdown_code(_where(ev.path))} ({ev.kind}, schema version "
+            f"{res.get('schema_version')}): "
             f"{timing}; {versions or 'no versions recorded'}."
         )
     lines += [f"- {note}." for note in info.notes]

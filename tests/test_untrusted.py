@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import pytest
@@ -15,6 +16,8 @@ from coreb_toolkit.untrusted import (
     html_text,
     inside,
     jsonl_objects,
+    markdown_code,
+    markdown_fence,
     markdown_text,
     plot_text,
     read_json,
@@ -66,6 +69,20 @@ def test_read_json_refuses_what_is_not_json(tmp_path):
         read_json(path)
     path.write_text("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH)
     assert read_json(path) is not None
+
+
+def test_read_json_takes_nan_and_infinity_only_when_asked(tmp_path):
+    path = tmp_path / "trainer_state.json"
+    path.write_text('{"loss": NaN, "grad_norm": Infinity, "low": -Infinity, "big": 1e999}')
+    value = read_json(path, nonfinite=True)
+    assert math.isnan(value["loss"]) and value["grad_norm"] == value["big"] == math.inf
+    assert value["low"] == -math.inf
+    with pytest.raises(ValueError, match="NaN is not a JSON number"):
+        read_json(path)
+    for text, message in (("[" * 100_000 + "]" * 100_000, "nested deeper"), ("{", "not JSON")):
+        path.write_text(text)
+        with pytest.raises(ValueError, match=message):
+            read_json(path, nonfinite=True)
 
 
 def test_read_json_bounds_the_size_and_refuses_special_files(tmp_path):
@@ -124,3 +141,14 @@ def test_html_csv_and_plot_text():
     assert csv_cell("bm25") == "bm25"
     assert csv_cell(-0.5) == -0.5
     assert plot_text(r"$\foo$") == r"\$\foo\$"
+
+
+def test_markdown_code_cannot_be_closed_from_inside():
+    markdown_it = pytest.importorskip("markdown_it", reason="rendering needs markdown-it-py")
+    md = markdown_it.MarkdownIt("commonmark")
+    for name in ("org/model", "a`b", "``x` <img src=y>", "`", "x\n# H"):
+        rendered = md.render(markdown_code(name))
+        assert rendered == f"<p><code>{html_text(' '.join(name.split()))}</code></p>\n", name
+    body = 'x\n```\n<img src=z>\n````\n{"a": 1}'
+    rendered = md.render(markdown_fence(body, "json"))
+    assert rendered == f'<pre><code class="language-json">{html_text(body)}\n</code></pre>\n'

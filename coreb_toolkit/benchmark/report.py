@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from coreb_toolkit.untrusted import markdown_text
 from coreb_toolkit.vocabulary import CORPUS_TEXT, CORPUS_TEXT_ABBREVIATED, MAIN_TASKS
 from eval_metrics.aggregate import OVERALL, TABLE_COLUMNS
 
@@ -60,7 +61,8 @@ def rerank_note(rerank_top_k: int, top_k: int) -> str:
 def untrained_note(reranker: Mapping[str, Any]) -> str:
     """The warning a summary carries for a reranker whose scoring head is untrained."""
     return (
-        f"**Untrained head**: the reranker {reranker.get('name')} is the bundled plumbing alias, "
+        f"**Untrained head**: the reranker {markdown_text(reranker.get('name'))} is the bundled "
+        "plumbing alias, "
         "a bi-encoder checkpoint with a new, untrained classification head; its scores are not "
         "relevance until it is fine-tuned, so its figures test the pipeline, not a reranker."
     )
@@ -93,7 +95,8 @@ def summary_table(results: Sequence[Any], columns: Sequence[str] = TABLE_COLUMNS
             "compare models evaluated with one --c2t-canonical-corpus"
         )
     lines = [
-        f"Release {first['release']}; no_positive_policy={first['no_positive_policy']}, "
+        f"Release {markdown_text(first['release'])}; "
+        f"no_positive_policy={first['no_positive_policy']}, "
         f"relevance level {first['relevance_level']}; {c2t_canonical_note(views.pop())}.",
         "",
         "| " + " | ".join(header) + " |",
@@ -101,16 +104,18 @@ def summary_table(results: Sequence[Any], columns: Sequence[str] = TABLE_COLUMNS
     ]
     for label, rows in entries:
         by_name = {r["name"]: r for r in rows}
-        cells = [label]
+        cells = [markdown_text(label)]
         for t in present:
             row = by_name.get(t)
             cells += [f"{row[c]:.4f}" if row else "-" for c in columns[:2]]
         lines.append("| " + " | ".join(cells) + " |")
     for res in reranked:
         meta = res["reranker"]
-        lines += ["", f"Second stage of {res['model'].get('name')}: {meta['name']} "
-                      f"({meta['backend']}) rescored the top {res['rerank_top_k']}. "
-                      + res.get("rerank_note", "")]  # fmt: skip
+        lines += ["", f"Second stage of {markdown_text(res['model'].get('name'))}: "
+                      f"{markdown_text(meta['name'])} ({markdown_text(meta['backend'])}) "
+                      f"rescored the top {res['rerank_top_k']}. "
+                      + (rerank_note(res["rerank_top_k"], res["top_k"])
+                         if res.get("rerank_note") else "")]  # fmt: skip
         if meta.get("untrained_head"):
             lines += ["", untrained_note(meta)]
     lines += _per_subtask(entries, columns)
@@ -138,12 +143,13 @@ def _per_subtask(
 ) -> list[str]:
     lines: list[str] = []
     for label, rows in entries:
-        title = "Per subtask:" if len(entries) == 1 else f"Per subtask, {label}:"
+        title = "Per subtask:" if len(entries) == 1 else f"Per subtask, {markdown_text(label)}:"
         lines += ["", title, "", "| subtask | queries | " + " | ".join(columns)
                   + " | HN-intrusion | pos-tie |",
                   "|---|---|" + "---|" * (len(columns) + 2)]  # fmt: skip
         for r in rows:
-            name = r["name"] if r["level"] == "subtask" else f"**{r['name']}**"
+            name = markdown_text(r["name"])
+            name = name if r["level"] == "subtask" else f"**{name}**"
             rate, tie = r["hard_negative_intrusion_rate"], r.get("positive_tie_share")
             lines.append(f"| {name} | {r['n_queries']} | "
                          + " | ".join(f"{r[c]:.4f}" for c in columns)
@@ -163,7 +169,7 @@ def _delta_table(reranked: Sequence[Mapping[str, Any]], present: Sequence[str]) 
     for res in reranked:
         before = {r["name"]: r for r in res["first_stage_rows"] if r["level"] != "subtask"}
         after = {r["name"]: r for r in res["rows"] if r["level"] != "subtask"}
-        cells = [str(res["model"].get("name"))]
+        cells = [markdown_text(res["model"].get("name"))]
         for t in present:
             if t in before and t in after:
                 b, a = before[t]["ndcg_at_10"], after[t]["ndcg_at_10"]

@@ -26,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from transformers import HfArgumentParser
+from transformers.hf_argparser import string_to_bool
+
+#: the largest --config file read (an option file is a few hundred bytes)
+MAX_CONFIG_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -148,9 +152,15 @@ class CommandParser(HfArgumentParser):
         """The option values of a YAML file (a mapping), keys with underscores."""
         import yaml
 
+        from coreb_toolkit.untrusted import regular_file
+
         try:
-            values = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as err:
+            with open(regular_file(path), "rb") as handle:  # a FIFO or /dev/zero is not read
+                raw = handle.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                raise ValueError(f"larger than {MAX_CONFIG_BYTES} bytes")
+            values = yaml.safe_load(raw.decode("utf-8"))
+        except (OSError, ValueError, yaml.YAMLError) as err:  # UnicodeDecodeError: a ValueError
             self.error(f"--config {path}: cannot read it: {err}")
         if values is None:
             values = {}
@@ -171,11 +181,7 @@ class CommandParser(HfArgumentParser):
         for action in self._actions:
             if action.dest not in values or isinstance(action, argparse._StoreFalseAction):
                 continue
-            value = values[action.dest]
-            if action.type is not None and isinstance(value, list):
-                value = [action.type(v) if isinstance(v, str) else v for v in value]
-            elif action.type is not None and isinstance(value, str):
-                value = action.type(value)
+            value = self._config_value(path, action, values[action.dest])
             items = value if isinstance(value, list) else [value]
             if action.choices is not None and any(v not in action.choices for v in items):
                 self.error(
@@ -186,6 +192,32 @@ class CommandParser(HfArgumentParser):
             action.required = False
             if not action.option_strings:  # a positional the file gives: now optional
                 action.nargs = {"+": "*", None: "?"}.get(action.nargs, action.nargs)
+
+    def _config_value(self, path: Path, action: argparse.Action, value: Any) -> Any:
+        """A YAML value as the same text on the command line parses: every scalar goes through
+        the flag's type as its string (``1.5`` is no integer, a YAML date is its ISO text); a
+        list only where the flag takes several values; ``null`` stays ``None``."""
+        several = action.nargs in ("+", "*")
+        if isinstance(value, list) and not several:
+            self.error(f"--config {path}: {action.dest}: expected one value, got a list {value!r}")
+        if action.type is None or value is None:
+            return value
+        items = value if isinstance(value, list) else [value]
+        converted = []
+        for item in items:
+            try:
+                if isinstance(item, (dict, list)):
+                    raise TypeError("a mapping or list")
+                converted.append(action.type(item if isinstance(item, str) else str(item)))
+            except (ValueError, TypeError, argparse.ArgumentTypeError):
+                name = getattr(action.type, "__name__", "value")
+                expected = _EXPECTED.get(action.type, f"a {name}")
+                self.error(f"--config {path}: {action.dest}: expected {expected}, got {item!r}")
+        return converted if several else converted[0]
+
+
+#: how an error names the type a --config value must have, by the flag's converter
+_EXPECTED = {int: "an integer", float: "a number", string_to_bool: "true or false", Path: "a path"}
 
 
 def unknown_flag_message(flag: str, command: Command, owners: Sequence[Command]) -> str:

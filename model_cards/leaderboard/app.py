@@ -5,11 +5,19 @@
   (:func:`~model_cards.leaderboard.table.build_leaderboard`);
 * :func:`write_board`: the board's data (``leaderboard.json``) and plots into a folder, all the
   page (:mod:`model_cards.leaderboard.page`) needs;
+* :func:`write_build`: what ``coreb leaderboard build`` writes (the board and its Space folder),
+  atomically: into a scratch folder beside the output, moved in with one rename, so that a
+  failure leaves no half-written folder (and a rebuild's failure keeps the previous board);
 * :func:`build_app` / :func:`serve`: the Gradio page of a board, and running it locally;
 * :func:`write_space`: a Hugging Face Space folder that serves the precomputed, validated board
   with gradio and pandas only (``app.py`` is ``page.py`` itself, ``requirements.txt`` pinned to
   the versions the page was tested with, ``README.md`` with the Space metadata written by
   ``huggingface_hub.SpaceCard``), for ``coreb push space DIR --repo ...`` to upload.
+
+What strangers wrote reaches others here: the notes are Markdown with every submitted string
+escaped (:func:`coreb_toolkit.untrusted.markdown_text`), every string cell of
+``leaderboard.csv`` is neutralised for spreadsheets (:func:`~coreb_toolkit.untrusted.csv_cell`),
+and the published dataset is its name and revision, never a path of this machine.
 
 Decided: the Space does not install coreb-toolkit. Validation needs the dataset's qrels and
 every run (tens of MB per model) and would rerun at every Space restart; the board is validated
@@ -25,10 +33,12 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from coreb_toolkit.untrusted import csv_cell, markdown_text
 from model_cards.leaderboard import page as page_module
 from model_cards.leaderboard.plots import (
     plot_ndcg_per_billion,
@@ -43,18 +53,26 @@ logger = logging.getLogger(__name__)
 
 TITLE = "CoREB leaderboard"
 SPACE_PACKAGES = ("gradio", "pandas")
+CSV_FILE = "leaderboard.csv"
+SPACE_DIR = "space"
+SPACE_FILES = ("app.py", "requirements.txt", "README.md")
 
 
 def load_board(
-    submissions: str | os.PathLike[str], dataset: str | os.PathLike[str], **options: Any
+    submissions: str | os.PathLike[str],
+    dataset: str | os.PathLike[str],
+    *,
+    dataset_name: str | None = None,
+    **options: Any,
 ) -> Leaderboard:
     """Validate every submission under ``submissions`` against ``dataset``; the board.
 
+    ``dataset_name`` is what the board publishes of the dataset (default: the folder's name);
     ``options`` go to :func:`~model_cards.leaderboard.table.build_leaderboard` (``alpha``,
     ``n_resamples``, ``seed``). The first rejected submission stops the build (a
-    :class:`~model_cards.leaderboard.validate.SubmissionRejected` naming it).
+    :class:`~model_cards.leaderboard.validate.SubmissionRejected` naming it and its file).
     """
-    board_dataset = BoardDataset.open(dataset)
+    board_dataset = BoardDataset.open(dataset, dataset_name)
     entries = [validate_submission(p, board_dataset) for p in find_submissions(submissions)]
     return build_leaderboard(entries, **options)
 
@@ -76,7 +94,8 @@ def board_data(board: Leaderboard, title: str = TITLE) -> dict[str, Any]:
     untrained = [e.name for e in board.entries if (e.results.reranker or {}).get("untrained_head")]
     notes = list(board.notes)
     if untrained:
-        notes.append(f"Untrained reranker head (plumbing, not relevance): {', '.join(untrained)}.")
+        names = ", ".join(markdown_text(name) for name in untrained)
+        notes.append(f"Untrained reranker head (plumbing, not relevance): {names}.")
     return {
         "title": title,
         "dataset": board.dataset,
@@ -100,9 +119,10 @@ def write_board(
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)
     data = board_data(board, title)
-    out = {"data": root / page_module.DATA_FILE, "csv": root / "leaderboard.csv"}
+    out = {"data": root / page_module.DATA_FILE, "csv": root / CSV_FILE}
     out["data"].write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", "utf-8")
-    board.overall.to_csv(out["csv"], index=False)
+    # a spreadsheet runs a cell starting with = + - @ as a formula: names are shown as text
+    board.overall.apply(lambda column: column.map(csv_cell)).to_csv(out["csv"], index=False)
     files = page_module.PLOT_FILES
     for key, plot in (("parameter_efficiency", plot_parameter_efficiency),
                       ("ndcg_per_billion", plot_ndcg_per_billion)):  # fmt: skip
@@ -110,6 +130,43 @@ def write_board(
         if path is not None:
             out[key] = path
     return out
+
+
+def write_build(
+    board: Leaderboard,
+    out: str | os.PathLike[str],
+    *,
+    title: str = TITLE,
+    force: bool = False,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+) -> dict[str, Path]:
+    """The board (:func:`write_board`) and its Space folder (``space/``, :func:`write_space`)
+    in ``out``, which appears (or is replaced, with ``force``) in one rename.
+
+    Refused before anything is written: an ``out`` that is, holds or lies inside one of
+    ``inputs`` (the submissions, the dataset), and an existing ``out`` without ``force`` or
+    holding files a build does not write. Returns the paths written (``space``: the folder).
+    """
+    from coreb_toolkit.builders.hub_folder import check_destination, replace_folder
+    from coreb_toolkit.builders.scratch import scratch_folder
+
+    board_files = [page_module.DATA_FILE, CSV_FILE, *page_module.PLOT_FILES.values()]
+    keep = [*board_files, *(f"{SPACE_DIR}/{n}" for n in (*board_files, *SPACE_FILES))]
+    try:
+        target = check_destination(out, overwrite=force, inputs=inputs, keep=keep,
+                                   label="the board folder")  # fmt: skip
+    except FileExistsError as err:
+        raise ValueError(str(err)) from None
+    tmp = scratch_folder(target)
+    try:
+        written = write_board(board, tmp, title)
+        write_space(board, tmp / SPACE_DIR, title=title)
+        replace_folder(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    out_paths = {key: target / path.relative_to(tmp) for key, path in written.items()}
+    return {**out_paths, "space": target / SPACE_DIR}
 
 
 def build_app(board: Leaderboard, folder: str | os.PathLike[str] | None = None) -> Any:
@@ -131,6 +188,7 @@ def serve(
 ) -> Any:
     """Validate, build and launch the page on ``host:port`` (``port=None``: gradio picks one).
 
+    ``options`` go to :func:`load_board` (``dataset_name``, ``alpha``, ``n_resamples``, ``seed``).
     Returns the launched ``gr.Blocks`` (with ``prevent_thread_lock`` the call returns at once;
     ``page.local_url`` says where it runs, ``page.close()`` stops it).
     """
@@ -183,8 +241,10 @@ def write_space(
         emoji="🏆", colorFrom="blue", colorTo="indigo", pinned=False,
     )  # fmt: skip
     body = (
-        f"# {title}\n\nThe CoREB code-retrieval leaderboard, dataset revision "
-        f"`{board.dataset['revision']}`, release `{board.protocol['release']}`. Every entry was "
+        f"# {title}\n\nThe CoREB code-retrieval leaderboard, dataset "
+        f"{markdown_text(board.dataset['name'])} at revision "
+        f"{markdown_text(board.dataset['revision'])}, release "
+        f"{markdown_text(board.protocol['release'])}. Every entry was "
         "validated by coreb-toolkit (`coreb leaderboard validate`): its metrics were recomputed "
         "from its submitted runs. This Space only shows the validated table "
         "(`leaderboard.json`).\n"
@@ -194,4 +254,13 @@ def write_space(
     return sorted(p for p in target.iterdir() if p.is_file())
 
 
-__all__ = ["TITLE", "board_data", "build_app", "load_board", "serve", "write_board", "write_space"]
+__all__ = [
+    "TITLE",
+    "board_data",
+    "build_app",
+    "load_board",
+    "serve",
+    "write_board",
+    "write_build",
+    "write_space",
+]

@@ -6,6 +6,14 @@ Self-contained on purpose: it imports gradio and pandas only and reads ``leaderb
 ``coreb leaderboard serve`` runs locally. Nothing is computed here: the validator and the table
 did that before the data was written.
 
+Strangers' strings: table cells are shown as text (``gr.Dataframe`` with ``str`` columns); the
+data's ``notes`` and ``plot_note`` are Markdown whose submitted strings the board escaped when it
+composed them (:mod:`model_cards.leaderboard.table`, :mod:`~model_cards.leaderboard.plots`);
+what this page puts into Markdown itself (the header: title, dataset name and revision, release,
+protocol) it escapes with :func:`_markdown_text`, a copy of
+:func:`coreb_toolkit.untrusted.markdown_text` (a test keeps the two alike), because a Space
+installs gradio and pandas only.
+
 Tables are ``gr.Dataframe`` with the built-in search and column filters
 (``show_search="filter"``, as MTEB's own leaderboard uses it; the ``gradio_leaderboard``
 component pins gradio < 6). The model type and size checkboxes filter every tab.
@@ -15,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +35,15 @@ PLOT_FILES = {
     "parameter_efficiency": "parameter_efficiency.png",
     "ndcg_per_billion": "ndcg_per_billion.png",
 }
+
+
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>|~:&$]|(?<![^\W_])_|_(?![^\W_])")
+
+
+def _markdown_text(text: Any) -> str:
+    """``text`` safe in Markdown and in the HTML a Markdown renderer emits (the rules of
+    :func:`coreb_toolkit.untrusted.markdown_text`, copied: see the module docstring)."""
+    return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(), " ".join(str(text).split()))
 
 
 def load_data(folder: str | os.PathLike[str]) -> dict[str, Any]:
@@ -74,13 +92,16 @@ def _table(value: Any, label: str) -> Any:
 
 def _header(data: dict[str, Any]) -> str:
     ds, protocol = data["dataset"], data["protocol"]
+    md = _markdown_text
+    name = ds.get("name", ds.get("source"))  # "source": a board written before names
     lines = [
-        f"# {data.get('title', 'CoREB leaderboard')}",
-        f"Dataset `{ds['source']}` at revision `{ds['revision']}`, release "
-        f"`{protocol['release']}`; protocol: relevance level {protocol['relevance_level']}, "
-        f"c2t_match negatives `{protocol['no_positive_policy']}`, c2t canonical corpus "
-        f"`{protocol['c2t_canonical_corpus']}`. Every number was recomputed from the submitted "
-        "runs before it was put here.",
+        f"# {md(data.get('title', 'CoREB leaderboard'))}",
+        f"Dataset {md(name)} at revision {md(ds['revision'])}, release "
+        f"{md(protocol['release'])}; protocol: relevance level "
+        f"{md(protocol['relevance_level'])}, c2t_match negatives "
+        f"{md(protocol['no_positive_policy'])}, c2t canonical corpus "
+        f"{md(protocol['c2t_canonical_corpus'])}. Every number was recomputed from the "
+        "submitted runs before it was put here.",
     ]
     lines += [f"- {note}" for note in data.get("notes", [])]
     return "\n\n".join(lines[:2]) + ("\n\n" + "\n".join(lines[2:]) if lines[2:] else "")

@@ -8,7 +8,11 @@
   most and ``keep`` least efficient are drawn, as in the paper.
 
 Models without a parameter count (BM25; the paper's GemEmb-2) are left out and named in the
-note :func:`plot_note` returns. matplotlib is imported lazily with the Agg backend.
+note :func:`plot_note` returns (Markdown, names escaped). Every model is labelled by its full
+name (``org-a/coder`` and ``org-b/coder`` are two models), drawn as text
+(:func:`coreb_toolkit.untrusted.plot_text`: a ``$`` starts no mathtext); each bar has its own
+position, so that two labels that look alike still make two bars. matplotlib is imported
+lazily with the Agg backend.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coreb_toolkit.untrusted import markdown_text, plot_text
 from coreb_toolkit.vocabulary import MAIN_SCORE
 from eval_metrics.aggregate import OVERALL
 from model_cards.leaderboard.table import Leaderboard
@@ -70,8 +75,9 @@ def plot_note(board: Leaderboard) -> str | None:
     _, unknown = sized_models(board)
     if not unknown:
         return None
+    names = ", ".join(markdown_text(name) for name in unknown)
     return (
-        f"Left out of the parameter-efficiency plots (no parameter count): {', '.join(unknown)}"
+        f"Left out of the parameter-efficiency plots (no parameter count): {names}"
         " (the paper leaves out GemEmb-2 for the same reason)."
     )
 
@@ -91,8 +97,9 @@ def _pyplot() -> Any:
 
 def _save(fig: Any, plt: Any, path: str | os.PathLike[str], unknown: Sequence[str]) -> Path:
     if unknown:  # said on the figure too, so that a copied PNG does not hide who is missing
-        fig.text(0.01, 0.01, f"Not shown (no parameter count): {', '.join(unknown)}",
-                 fontsize=7, color="dimgray")  # fmt: skip
+        names = plot_text(", ".join(unknown))
+        fig.text(0.01, 0.01, f"Not shown (no parameter count): {names}", fontsize=7,
+                 color="dimgray")  # fmt: skip
     fig.tight_layout(rect=(0, 0.04 if unknown else 0, 1, 1))
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -114,7 +121,7 @@ def plot_parameter_efficiency(board: Leaderboard, path: str | os.PathLike[str]) 
             ax.scatter([m.parameters for m in group], [m.score for m in group], marker=marker,
                        s=60, label=label, zorder=3)  # fmt: skip
     for m in models:
-        ax.annotate(m.name.split("/")[-1], (m.parameters, m.score), textcoords="offset points",
+        ax.annotate(plot_text(m.name), (m.parameters, m.score), textcoords="offset points",
                     xytext=(5, 5), fontsize=8)  # fmt: skip
     frontier = pareto_frontier(models)
     ax.plot([m.parameters for m in frontier], [m.score for m in frontier], "k--", lw=1,
@@ -142,8 +149,10 @@ def plot_ndcg_per_billion(
         ranked = ranked[:keep] + ranked[-keep:]
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(ranked) + 1.5))
-    names = [m.name.split("/")[-1] for m in ranked]
-    bars = ax.barh(names, [m.per_billion for m in ranked], color="tab:blue", edgecolor="black")
+    positions = list(range(len(ranked)))  # not categories: alike labels would share one bar
+    bars = ax.barh(positions, [m.per_billion for m in ranked], color="tab:blue",
+                   edgecolor="black")  # fmt: skip
+    ax.set_yticks(positions, [plot_text(m.name) for m in ranked])
     for bar, m in zip(bars, ranked, strict=True):
         if not m.code_specialized:
             bar.set_hatch("//")

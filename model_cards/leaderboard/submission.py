@@ -16,6 +16,13 @@
 :func:`make_submission` copies an evaluation folder into that shape and writes
 ``model_meta.json`` from the results' ``model`` dict plus what the caller states;
 :func:`read_submission` reads one back. :mod:`model_cards.leaderboard.validate` checks it.
+
+A submission comes from a stranger: every file of it is read through
+:func:`coreb_toolkit.untrusted.inside` (nothing is read through a symlink or ``..`` leading out
+of the folder, nor from a FIFO or a device) and :func:`~coreb_toolkit.untrusted.read_json`.
+The names it declares (model, first stage, reranker) are shown to others, so they must be
+printable and unambiguous (:func:`check_name`); two entries whose names differ only by case,
+width or lookalike letters (:func:`name_key`) never share a board.
 """
 
 from __future__ import annotations
@@ -24,11 +31,13 @@ import json
 import logging
 import os
 import shutil
+import unicodedata
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from coreb_toolkit.benchmark.results import CorebResults, read_results
+from coreb_toolkit.untrusted import inside, read_json
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +50,64 @@ FIRST_STAGE_DIR = "first_stage"
 MODEL_TYPES: tuple[str, ...] = ("lexical", "embedder", "reranked")
 """``lexical`` (BM25 and kin), ``embedder`` (a dense first stage), ``reranked`` (a first stage
 followed by a reranker: CoREB §4.3)."""
+
+
+#: Unicode categories a shown name may not hold: controls, format characters (bidi overrides,
+#: zero-width joiners), line and paragraph separators, private use, surrogates, unassigned
+_UNSHOWN = ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn")
+#: scripts whose letters pass for Latin ones (``ВМ25``, ``ΒΜ25`` look like ``BM25``)
+_LOOKALIKE_SCRIPTS = ("CYRILLIC", "GREEK")
+#: Cyrillic and Greek letters that look like a Latin one (after casefolding), for
+#: :func:`name_key`; the confusables of Unicode TR 39 for these two scripts, lowercase
+_LOOKALIKES = str.maketrans(
+    "асеһіјӏорѕхуԁԛԝвкмнтьαβεηικμνορτυχϲϳ",
+    "acehijlopsxydqwbkmhtbabenikmvoptuxcj",
+)
+
+
+def _script(char: str) -> str | None:
+    """The script of a letter as its Unicode name starts (``LATIN``, ``CYRILLIC``...)."""
+    if not char.isalpha():
+        return None
+    return unicodedata.name(char, "").split(" ", 1)[0] or None
+
+
+def check_name(value: object, what: str) -> str:
+    """``value`` when it is a name fit to show: a non-empty str, NFKC-normalised, without
+    leading or trailing whitespace, control or format characters, and not mixing Latin letters
+    with Cyrillic or Greek ones (the lookalike scripts). A ``ValueError`` says how to fix it."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what} must be a non-empty str, got {value!r}")
+    if value != value.strip():
+        raise ValueError(
+            f"{what} {value!r} starts or ends with whitespace; write the name without it"
+        )
+    odd = next((c for c in value if unicodedata.category(c) in _UNSHOWN), None)
+    if odd is not None:
+        raise ValueError(
+            f"{what} {value!r} holds the character U+{ord(odd):04X} "
+            f"({unicodedata.category(odd)}: a control, format or unassigned character); a name "
+            "shown on the board is printable text"
+        )
+    normal = unicodedata.normalize("NFKC", value)
+    if normal != value:
+        raise ValueError(
+            f"{what} {value!r} is not NFKC-normalised (it reads as {normal!r}); write it so"
+        )
+    scripts = {_script(c) for c in value} - {None}
+    if "LATIN" in scripts and scripts & set(_LOOKALIKE_SCRIPTS):
+        mixed = ", ".join(sorted(scripts & {"LATIN", *_LOOKALIKE_SCRIPTS}))
+        raise ValueError(
+            f"{what} {value!r} mixes letters of {mixed}, whose lookalikes pass for each other; "
+            "write the name in one of these scripts"
+        )
+    return value
+
+
+def name_key(name: str) -> str:
+    """What two names that read alike share: NFKC, casefolded, Cyrillic and Greek lookalike
+    letters read as Latin. Two entries with one key never share a board."""
+    return unicodedata.normalize("NFKC", name).casefold().translate(_LOOKALIKES)
 
 
 @dataclass(frozen=True)
@@ -72,8 +139,7 @@ class ModelMeta:
     reranker: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"ModelMeta.name must be a non-empty str, got {self.name!r}")
+        check_name(self.name, "ModelMeta.name")
         if self.type not in MODEL_TYPES:
             raise ValueError(
                 f"ModelMeta.type must be one of {', '.join(MODEL_TYPES)}, got {self.type!r}"
@@ -83,6 +149,11 @@ class ModelMeta:
             raise ValueError(
                 f"ModelMeta.parameters must be a positive int or null (unknown), got {p!r}"
             )
+        if self.type == "lexical" and p is not None:
+            raise ValueError(
+                f"ModelMeta {self.name!r}: a lexical retriever (BM25 and kin) has no parameters, "
+                f"got parameters={p}; leave it null"
+            )
         if not isinstance(self.code_specialized, bool):
             raise TypeError(
                 f"ModelMeta.code_specialized must be true or false, got {self.code_specialized!r}"
@@ -91,6 +162,9 @@ class ModelMeta:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"ModelMeta.{name} must be a str or null, got {value!r}")
+        for name in ("first_stage", "reranker"):
+            if getattr(self, name) is not None:
+                check_name(getattr(self, name), f"ModelMeta.{name}")
         if (self.type == "reranked") != (self.reranker is not None):
             raise ValueError(
                 f"ModelMeta {self.name!r}: type {self.type!r} with reranker={self.reranker!r}; a "
@@ -183,6 +257,8 @@ def model_meta_from_results(
     rather than a silent override.
     """
     model = results.model
+    if model_type is not None:
+        _check_type(results, model_type, f"model_type={model_type!r}")
     stated = _parameters_of(results)
     if parameters is not None and stated is not None and parameters != stated:
         raise ValueError(
@@ -287,23 +363,24 @@ def make_submission(
 
 
 def read_submission(folder: str | os.PathLike[str]) -> Submission:
-    """A submission folder's results (schema-checked by ``read_results``) and model metadata."""
+    """A submission folder's results (schema-checked by ``read_results``) and model metadata.
+
+    Both files are read only from inside ``folder`` (:func:`coreb_toolkit.untrusted.inside`).
+    Every error is a ``ValueError`` naming the file.
+    """
     root = Path(folder)
     if not root.is_dir():
         raise ValueError(f"{root}: no such submission folder")
-    results = read_results(root / RESULTS_FILE)
+    results_path = inside(root, RESULTS_FILE)
+    if not results_path.exists():
+        raise ValueError(f"{root / RESULTS_FILE}: no such file; a submission carries its results")
+    results = read_results(results_path)
     if not isinstance(results, CorebResults):
         raise ValueError(f"{root}: a {results.kind} results file; the leaderboard takes CoREB ones")
     meta_path = root / META_FILE
-    try:
-        raw = json.loads(meta_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(
-            f"{root}: no {META_FILE}; make the folder with `coreb leaderboard submit`"
-        ) from None
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{meta_path}: not JSON ({err})") from None
-    meta = ModelMeta.from_dict(raw, str(meta_path))
+    if not inside(root, META_FILE).exists():
+        raise ValueError(f"{root}: no {META_FILE}; make the folder with `coreb leaderboard submit`")
+    meta = ModelMeta.from_dict(read_json(inside(root, META_FILE)), str(meta_path))
     name = results.model.get("name")
     if meta.name != name:
         raise ValueError(
@@ -320,15 +397,49 @@ def read_submission(folder: str | os.PathLike[str]) -> Submission:
             f"{meta_path}: type {meta.type!r} but the results file is "
             f"{'a reranked' if results.reranked else 'a first-stage'} result"
         )
+    _check_type(results, meta.type, str(meta_path))
+    if results.reranked:  # the pair the page shows is the pair the results file ran
+        pair = ((results.first_stage or {}).get("model"), (results.reranker or {}).get("name"))
+        if (meta.first_stage, meta.reranker) != pair:
+            raise ValueError(
+                f"{meta_path}: first_stage {meta.first_stage!r} and reranker {meta.reranker!r} "
+                f"differ from the results file's {pair[0]!r} and {pair[1]!r}; they must agree"
+            )
     return Submission(root, results, meta)
 
 
+def _check_type(results: CorebResults, declared: str, where: str) -> None:
+    """A declared type the results file contradicts (BM25 declared an embedder, an embedder
+    declared lexical, which would hide its parameter count) is an error."""
+    try:
+        told = infer_model_type(results)
+    except ValueError:
+        return  # the results file does not tell: the declared type stands, marked self-reported
+    if told != declared:
+        raise ValueError(
+            f"{where}: type {declared!r} but the results file describes a {told} model "
+            f"(implementation {results.model.get('implementation')!r}); state type {told!r}"
+        )
+
+
 def find_submissions(root: str | os.PathLike[str]) -> list[Path]:
-    """The submission folders under ``root`` (those holding a ``model_meta.json``), sorted."""
+    """The submission folders under ``root`` (those holding a ``model_meta.json``), sorted.
+
+    Symlinked folders are not walked into; one that leads out of ``root`` is an error naming it
+    (a submission must not make the board read files elsewhere on this machine).
+    """
     base = Path(root)
     if not base.is_dir():
         raise ValueError(f"{base}: no such submissions folder")
-    found = sorted(p.parent for p in base.rglob(META_FILE) if p.parent != base / FIRST_STAGE_DIR)
+    found = []
+    for here, folders, files in os.walk(base, followlinks=False):
+        current = Path(here)
+        for name in folders:
+            if (current / name).is_symlink():
+                inside(base, current / name, "folder")  # raises when it leads out
+        if META_FILE in files and current != base / FIRST_STAGE_DIR:
+            found.append(current)
+    found.sort()
     if not found:
         raise ValueError(
             f"{base}: no submission in it (no {META_FILE} below); make one with "
@@ -346,9 +457,11 @@ __all__ = [
     "RUNS_DIR",
     "ModelMeta",
     "Submission",
+    "check_name",
     "find_submissions",
     "infer_model_type",
     "make_submission",
     "model_meta_from_results",
+    "name_key",
     "read_submission",
 ]

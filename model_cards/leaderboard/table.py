@@ -17,7 +17,14 @@ validate.StageFigures`), never from a file's claim (the two are equal once valid
 
 All entries of one board share one dataset revision, release and protocol (policy, relevance
 level, c2t canonical corpus view): results that ranked different corpora or counted queries
-differently are never put in one table.
+differently are never put in one table. Nor do two entries whose names read alike
+(:func:`~model_cards.leaderboard.submission.name_key`: ``BM25``, ``bm25``, Cyrillic ``ВМ25``)
+or whose runs rank alike (:func:`~model_cards.leaderboard.validate.runs_digest`: one system
+under two names).
+
+The board's ``notes`` are Markdown: every submitted string in them is escaped
+(:func:`coreb_toolkit.untrusted.markdown_text`) where the note is composed. The tables hold
+plain values (the page shows cells as text).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from coreb_toolkit.benchmark.published import (
     published_results,
     published_source,
 )
+from coreb_toolkit.untrusted import markdown_text
 from coreb_toolkit.vocabulary import (
     LANGUAGE_LABELS,
     LANGUAGE_SUFFIXES,
@@ -44,6 +52,7 @@ from coreb_toolkit.vocabulary import (
 )
 from eval_metrics import paired_test
 from eval_metrics.aggregate import OVERALL
+from model_cards.leaderboard.submission import name_key
 from model_cards.leaderboard.validate import StageFigures, ValidatedSubmission
 
 ALPHA = 0.05
@@ -133,6 +142,24 @@ def _check_compatible(entries: Sequence[ValidatedSubmission]) -> dict[str, Any]:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ValueError(f"two submissions name the same model: {', '.join(dupes)}")
+    seen: dict[str, ValidatedSubmission] = {}
+    for e in entries:
+        other = seen.setdefault(name_key(e.name), e)
+        if other is not e:
+            raise ValueError(
+                f"{e.submission.folder} names its model {e.name!r}, which reads like "
+                f"{other.name!r} of {other.submission.folder} (same letters up to case, width "
+                "or lookalike scripts): one board cannot tell them apart; rename one"
+            )
+    runs: dict[str, ValidatedSubmission] = {}
+    for e in entries:
+        other = runs.setdefault(e.runs_digest, e) if e.runs_digest else e
+        if other is not e:
+            raise ValueError(
+                f"{e.submission.folder} ({e.name!r}) and {other.submission.folder} "
+                f"({other.name!r}) submit runs that rank every query alike: one system under "
+                "two names; submit it once"
+            )
     for e in entries[1:]:
         if e.dataset.revision != first.dataset.revision:
             raise ValueError(
@@ -185,6 +212,11 @@ def _overall_frame(entries: list[ValidatedSubmission], alpha: float, n_resamples
 
 
 RECOMPUTED = "recomputed from the submitted runs"
+SELF_REPORTED = (
+    "Parameters, Size, Code-specialized and the untrained-reranker flag are self-reported by "
+    "each submitter, as is Type where the results file does not tell it (a BM25 or lexical "
+    "entry is checked to state no parameters); only the scores are recomputed."
+)
 NOT_TESTED = "not tested (reported)"
 
 
@@ -314,11 +346,13 @@ def build_leaderboard(
         f"the same {len(first.figures.per_query(MAIN_SCORE))} queries ({n_resamples} "
         f"resamples, seed {seed}); {SIGNIFICANT} p < {alpha}, {SIMILAR} otherwise.",
     ]
+    notes.append(SELF_REPORTED)
     if is_published_release(first.results.release):
         notes.append(
             "Rows of type 'reported by the paper' are the CoREB paper's printed figures for "
-            f"{first.results.release} (3 decimals), shown for orientation: they were not "
-            "recomputed from runs, have no rank and take no part in the significance tests."
+            f"{markdown_text(first.results.release)} (3 decimals), shown for orientation: they "
+            "were not recomputed from runs, have no rank and take no part in the significance "
+            "tests."
         )
     return Leaderboard(
         entries=ranked,
@@ -326,7 +360,7 @@ def build_leaderboard(
         subtasks=_subtask_frame(ranked),
         languages=_language_frame(ranked),
         stages=_stage_frame(ranked, alpha, n_resamples, seed),
-        dataset={"source": first.dataset.source, "revision": first.dataset.revision},
+        dataset={"name": first.dataset.name, "revision": first.dataset.revision},
         protocol=protocol,
         alpha=alpha,
         notes=notes,

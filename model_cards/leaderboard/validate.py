@@ -22,7 +22,10 @@ A submission (:mod:`model_cards.leaderboard.submission`) is accepted only when
    stage's runs it carries, and its reranked runs only hold first-stage documents.
 
 The first failure is raised as :class:`SubmissionRejected` naming the file, the row, the metric,
-the claimed and the recomputed value.
+the claimed and the recomputed value. Every file is read from inside the submission folder only
+(:func:`coreb_toolkit.untrusted.inside`: no symlink or ``..`` out of it, no FIFO or device),
+JSON through :mod:`coreb_toolkit.untrusted`'s bounded readers, run files a bounded line at a
+time; a file that cannot be read is a rejection naming it, never a traceback.
 
 Tolerance: a claimed figure matches when ``math.isclose(claimed, recomputed, rel_tol=1e-9,
 abs_tol=1e-12)``. The runner writes every float with ``repr`` (exact round trip), so on the same
@@ -34,10 +37,11 @@ by more than 1e-6.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import logging
 import math
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -46,6 +50,7 @@ from typing import Any
 
 from coreb_toolkit.benchmark.provenance import dataset_revision
 from coreb_toolkit.benchmark.results import CorebResults
+from coreb_toolkit.untrusted import bounded_lines, inside, jsonl_objects
 from eval_metrics import COREB_METRIC_PATH, aggregate, evaluate_retrieval, positive_ties, read_run
 from eval_metrics.measures import MEASURES
 from eval_metrics.retrieval import RetrievalEvaluation
@@ -82,14 +87,24 @@ class SubmissionRejected(ValueError):
 
 @dataclass
 class BoardDataset:
-    """The dataset a board is for: a built CoREB folder, its revision, its releases on demand."""
+    """The dataset a board is for: a built CoREB folder, its revision, its releases on demand.
+
+    ``source`` is the local folder the validator reads; ``name`` is what the board publishes
+    (the dataset's Hub id or name: never a path of this machine).
+    """
 
     source: str
     revision: str
     _releases: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = Path(self.source).resolve().name
 
     @classmethod
-    def open(cls, source: str | os.PathLike[str]) -> BoardDataset:
+    def open(cls, source: str | os.PathLike[str], name: str | None = None) -> BoardDataset:
+        """The dataset folder ``source``; ``name`` (default: the folder's name) is published."""
         path = Path(source)
         if not path.is_dir():
             raise ValueError(
@@ -99,7 +114,7 @@ class BoardDataset:
         revision = dataset_revision(str(path))
         if revision is None:  # dataset_revision of an existing folder is its fingerprint
             raise ValueError(f"{source}: cannot fingerprint the folder")
-        return cls(str(path), revision)
+        return cls(str(path), revision, name=name or "")
 
     def release(self, name: str, c2t_canonical_corpus: str) -> Any:
         """The ``ReleaseInput`` of release ``name`` (every subtask, queries, qrels, corpora)."""
@@ -140,6 +155,8 @@ class ValidatedSubmission:
     dataset: BoardDataset
     figures: StageFigures
     first_stage: StageFigures | None = None
+    #: :func:`runs_digest` of the submitted runs: two entries with one digest are one system
+    runs_digest: str = ""
 
     @property
     def results(self) -> CorebResults:
@@ -171,36 +188,47 @@ def k_values_of(row: Mapping[str, Any], where: str) -> dict[str, list[int]]:
     return out
 
 
-def _check_rank_order(path: Path) -> None:
+def _check_rank_order(path: Path, shown: Path) -> None:
     """Ranks 1..n per query in file order with scores that never rise: the file as the runner
     wrote it. trec_eval reads only the scores; a line whose rank disagrees with its score
-    (a moved line) means the file was edited, which no honest pipeline does."""
+    (a moved line) means the file was edited, which no honest pipeline does. (``read_run``
+    has checked every line already.)"""
     expected: dict[str, int] = {}
     last: dict[str, float] = {}
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            parts = raw.split()
-            if not parts or parts[0].startswith(b"#"):
-                continue
-            qid, rank, score = parts[0].decode(), parts[3], float(parts[4])
-            want = expected.get(qid, 0) + 1
-            if rank != str(want).encode() or score > last.get(qid, math.inf):
-                raise SubmissionRejected(
-                    f"{path}:{number}: query {qid!r}: rank {rank.decode()} with score {score!r} "
-                    f"is out of order (expected rank {want} with a score at most "
-                    f"{last.get(qid, math.inf)!r}): the run file was edited after it was written"
-                )
-            expected[qid], last[qid] = want, score
+    for number, raw in bounded_lines(path):
+        parts = raw.split()
+        if not parts or parts[0].startswith(b"#"):
+            continue
+        qid, rank, score = parts[0].decode(), parts[3], float(parts[4])
+        want = expected.get(qid, 0) + 1
+        if rank != str(want).encode() or score > last.get(qid, math.inf):
+            raise SubmissionRejected(
+                f"{shown}:{number}: query {qid!r}: rank {rank.decode()} with score {score!r} "
+                f"is out of order (expected rank {want} with a score at most "
+                f"{last.get(qid, math.inf)!r}): the run file was edited after it was written"
+            )
+        expected[qid], last[qid] = want, score
 
 
-def _read_stage_run(path: Path, data: Any, top_k: int) -> dict[str, dict[str, float]]:
-    if not path.is_file():
-        raise SubmissionRejected(f"{path}: missing run file: a submission carries every run")
+def _inside(root: Path, path: Path) -> Path:
+    """``path`` resolved inside the submission folder ``root``, or a rejection naming it."""
     try:
-        run = read_run(path)
+        return inside(root, path)
     except ValueError as err:
         raise SubmissionRejected(str(err)) from None
-    _check_rank_order(path)
+
+
+def _read_stage_run(root: Path, path: Path, data: Any, top_k: int) -> dict[str, dict[str, float]]:
+    real = _inside(root, path)
+    if not real.is_file():
+        raise SubmissionRejected(f"{path}: missing run file: a submission carries every run")
+    try:
+        run = read_run(real)
+        _check_rank_order(real, path)
+    except SubmissionRejected:
+        raise
+    except ValueError as err:
+        raise SubmissionRejected(str(err).replace(str(real), str(path))) from None
     corpus = data.corpus
     for qid, docs in run.items():
         if qid not in data.qrels:
@@ -250,24 +278,46 @@ def _score_subtask(
     return summary, evaluation, ties
 
 
+def _cutoffs(claimed_rows: Sequence[Mapping[str, Any]], where: str) -> dict[str, list[int]]:
+    """The cutoffs the subtask rows hold; the first row holding others than most rows do is
+    named as itself (not the rows after it, as reading the first row's alone would)."""
+    subtask_rows = [r for r in claimed_rows if r.get("level") == "subtask"]
+    if not subtask_rows:
+        raise SubmissionRejected(f"{where}: no subtask row")
+    held = [k_values_of(row, f"{where}: subtask row {row.get('name')!r}") for row in subtask_rows]
+    shown = [_shown(ks) for ks in held]
+    common, count = Counter(shown).most_common(1)[0]  # ties: the first row's
+    for row, text in zip(subtask_rows, shown, strict=True):
+        if text != common:
+            raise SubmissionRejected(
+                f"{where}: subtask row {row.get('name')!r} holds the metrics {text}, while "
+                f"{count} other subtask row(s) hold {common}: every row of a results file "
+                "holds the same ones (rerun `coreb evaluate`)",
+                row=row.get("name"),
+            )
+    return held[shown.index(common)]
+
+
+def _shown(ks: Mapping[str, list[int]]) -> str:
+    return " ".join(f"{m}@{','.join(map(str, sorted(k)))}" for m, k in sorted(ks.items()))
+
+
 def _recompute(
+    root: Path,
     runs_dir: Path,
     item: Any,
     results: CorebResults,
     claimed_rows: Sequence[Mapping[str, Any]],
     top_k: int,
+    where: str,
 ) -> tuple[StageFigures, dict[str, dict[str, dict[str, float]]]]:
     """Every row of one stage from its runs; also the runs (for the reranked-run check)."""
     from coreb_toolkit.benchmark.runner import with_ties
 
-    where = f"{runs_dir.parent / 'results.json'}"
-    first_row = next((r for r in claimed_rows if r.get("level") == "subtask"), None)
-    if first_row is None:
-        raise SubmissionRejected(f"{where}: no subtask row")
-    ks = k_values_of(first_row, where)
+    ks = _cutoffs(claimed_rows, where)
     evaluations, ties, runs = {}, {}, {}
     for name, data in item.subtasks.items():
-        runs[name] = _read_stage_run(runs_dir / f"{name}.trec", data, top_k)
+        runs[name] = _read_stage_run(root, runs_dir / f"{name}.trec", data, top_k)
         _, evaluations[name], ties[name] = _score_subtask(name, runs[name], data, results, ks)
     rows = with_ties([row.to_dict() for row in aggregate(evaluations)], ties)
     return StageFigures(rows, evaluations, ties), runs
@@ -344,10 +394,25 @@ def _check_subtasks(sub: Submission, item: Any) -> None:
             )
 
 
+def runs_digest(runs: Mapping[str, Mapping[str, Mapping[str, float]]]) -> str:
+    """``sha256:<hex>`` of what a set of runs ranks: per subtask and query, the documents in
+    trec_eval's order (score descending, ties by doc id descending). Scores, tags and layout
+    do not enter it: two runs with one digest give every metric alike, so they are one system
+    however they are named."""
+    digest = hashlib.sha256()
+    for name in sorted(runs):
+        for qid in sorted(runs[name]):
+            docs = runs[name][qid]
+            ranked = sorted(docs, key=lambda d: (docs[d], d), reverse=True)
+            digest.update("\0".join([name, qid, *ranked]).encode() + b"\n")
+    return f"sha256:{digest.hexdigest()}"
+
+
 def _check_per_query(sub: Submission, figures: StageFigures) -> None:
     """``per_query.jsonl`` line by line against the recomputed values."""
     path = sub.per_query_file
-    if not path.is_file():
+    real = _inside(sub.folder, path)
+    if not real.is_file():
         raise SubmissionRejected(f"{path}: missing; a submission carries its per-query values")
     expected: dict[tuple[str, str], dict[str, Any]] = {}
     for name, ev in figures.evaluations.items():
@@ -357,30 +422,38 @@ def _check_per_query(sub: Submission, figures: StageFigures) -> None:
                 "hard_negative_intrusion": ev.intrusion.get(qid),
                 "best_positive_tied": figures.ties[name].tied.get(qid),
             }
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise SubmissionRejected(f"{where}: not JSON ({err})") from None
-            key = (record.pop("subtask", None), record.pop("query_id", None))
-            if key not in expected:
-                raise SubmissionRejected(f"{where}: {key} is not a counted query, or twice")
-            want = expected.pop(key)
-            for metric in sorted(set(want) | set(record)):
-                a, b = record.get(metric, "<missing>"), want.get(metric, "<not recomputable>")
-                if not _same(a, b, REL_TOL, ABS_TOL):
-                    raise SubmissionRejected(
-                        f"{where}: {key[0]} query {key[1]!r}: {metric}: claimed {a!r}, "
-                        f"recomputed from the runs {b!r}",
-                        row=key[0], metric=metric, claimed=a, recomputed=b,
-                    )  # fmt: skip
+    try:
+        for number, record in jsonl_objects(real):
+            _check_query_line(f"{path}:{number}", record, expected)
+    except SubmissionRejected:
+        raise
+    except ValueError as err:
+        raise SubmissionRejected(str(err).replace(str(real), str(path))) from None
     if expected:
         (name, qid) = next(iter(expected))
         raise SubmissionRejected(f"{path}: no line for {name} query {qid!r} ({len(expected)} lack)")
+
+
+def _check_query_line(
+    where: str, record: dict[str, Any], expected: dict[tuple[str, str], dict[str, Any]]
+) -> None:
+    key = (record.pop("subtask", None), record.pop("query_id", None))
+    if not all(isinstance(k, str) for k in key):
+        raise SubmissionRejected(
+            f"{where}: subtask and query_id must be strings, got {type(key[0]).__name__} and "
+            f"{type(key[1]).__name__}"
+        )
+    if key not in expected:
+        raise SubmissionRejected(f"{where}: {key} is not a counted query, or twice")
+    want = expected.pop(key)
+    for metric in sorted(set(want) | set(record)):
+        a, b = record.get(metric, "<missing>"), want.get(metric, "<not recomputable>")
+        if not _same(a, b, REL_TOL, ABS_TOL):
+            raise SubmissionRejected(
+                f"{where}: {key[0]} query {key[1]!r}: {metric}: claimed {a!r}, "
+                f"recomputed from the runs {b!r}",
+                row=key[0], metric=metric, claimed=a, recomputed=b,
+            )  # fmt: skip
 
 
 def validate_submission(
@@ -419,14 +492,15 @@ def validate_submission(
     _check_subtasks(sub, item)
     # a reranked run holds the reranked top rerank_top_k only (CoREB B.3: top-128)
     top_k = res.rerank_top_k if res.reranked and res.rerank_top_k else res.top_k
-    figures, runs = _recompute(sub.runs_dir, item, res, res.rows, top_k)
+    figures, runs = _recompute(sub.folder, sub.runs_dir, item, res, res.rows, top_k, where)
     compare_rows(res.rows, figures.rows, where, rel_tol=rel_tol, abs_tol=abs_tol)
     _check_per_query(sub, figures)
     first = None
     if res.reranked:
         first, first_runs = _recompute(
-            sub.first_stage_runs_dir, item, res, res.first_stage_rows or [], res.top_k
-        )
+            sub.folder, sub.first_stage_runs_dir, item, res, res.first_stage_rows or [],
+            res.top_k, f"{where} (first_stage_rows)",
+        )  # fmt: skip
         compare_rows(res.first_stage_rows or [], first.rows, f"{where} (first_stage_rows)",
                      rel_tol=rel_tol, abs_tol=abs_tol)  # fmt: skip
         for name, run in runs.items():
@@ -441,7 +515,7 @@ def validate_submission(
         delta = delta_rows(first.rows, figures.rows, keys)
         compare_rows(res.delta or [], delta, f"{where} (delta)", rel_tol=rel_tol, abs_tol=abs_tol)
     logger.info("%s: accepted (%d rows recomputed)", sub.folder, len(figures.rows))
-    return ValidatedSubmission(sub, board, figures, first)
+    return ValidatedSubmission(sub, board, figures, first, runs_digest(runs))
 
 
 __all__ = [
@@ -453,5 +527,6 @@ __all__ = [
     "ValidatedSubmission",
     "compare_rows",
     "k_values_of",
+    "runs_digest",
     "validate_submission",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import subprocess
 import sys
 
@@ -62,15 +63,46 @@ def test_yaml_reaches_a_nested_command(tmp_path):
         ("c2t_canonical_corpus: short\n", "c2t_canonical_corpus: 'short' is not one of"),
         ("- a\n- b\n", "expected a mapping of option: value"),
         ("k: 5\n", "unknown option(s) k"),  # a flag of `coreb score`, not of this command
+        ("top_k: abc\n", "bad.yaml: top_k: expected an integer, got 'abc'"),
+        ("top_k: 1.5\n", "bad.yaml: top_k: expected an integer, got 1.5"),
+        ("top_k: true\n", "bad.yaml: top_k: expected an integer, got True"),
+        ("top_k: [1, 2]\n", "bad.yaml: top_k: expected one value, got a list"),
+        ("compare_published: maybe\n", "compare_published: expected true or false, got 'maybe'"),
+        ("min_hard_negatives: {a: 1}\n", "min_hard_negatives: expected an integer, got {'a': 1}"),
+        ("\xff: 1\n", "bad.yaml: cannot read it"),  # not UTF-8
     ],
 )
 def test_bad_yaml_is_an_error_naming_the_key(text, message, tmp_path, capsys):
     config = tmp_path / "bad.yaml"
-    config.write_text(text)
+    config.write_bytes(text.encode("latin-1"))
     with pytest.raises(SystemExit) as info:
         main(["evaluate", "--config", str(config), "--out", "o"])
     assert info.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_yaml_scalars_convert_as_their_command_line_spelling(tmp_path):
+    # a YAML date or a lone word is what the same text on the command line gives
+    config = tmp_path / "evaluate.yaml"
+    config.write_text("dataset: demo/coreb\nout: o\nmodel: bm25\ntop_k: 7\n")
+    args, _ = parse("evaluate", ["--config", config])
+    assert (args.model, args.top_k) == (["bm25"], 7)
+    card = tmp_path / "card.yaml"
+    card.write_text("date: 2026-12-02\nout: cards\n")
+    (tmp_path / "results.json").write_text("{}")
+    [args] = parse("card", ["model", tmp_path / "results.json", "--config", card])
+    assert args.date == "2026-12-02"  # YAML reads a datetime.date; the card wants the text
+
+
+def test_a_config_that_is_not_a_regular_file_is_refused_unread(tmp_path, capsys):
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer comes
+    with pytest.raises(SystemExit) as info:
+        main(["evaluate", "--config", str(fifo), "--out", "o"])
+    assert info.value.code == 2
+    assert "config.yaml: not a regular file (a FIFO)" in capsys.readouterr().err
 
 
 def test_a_missing_yaml_file_is_an_error(tmp_path, capsys):

@@ -12,6 +12,7 @@ import pytest
 from huggingface_hub import constants
 
 from coreb_toolkit.cli.main import command_parser, main
+from model_cards.hub import SECRET_PATTERNS
 from tests.model_cards.fake_hub import FakeHub
 
 TOKEN = "hf_fakeCliTokenNeverPrinted9876543210"
@@ -76,9 +77,31 @@ def test_dry_run_lists_the_files_and_sends_nothing(hub, folder, tmp_path, capsys
     assert f"dry run: 2 file(s) a push of {folder} would upload, written to {out}:" in printed
     assert "  README.md\n  model.safetensors\n" in printed
     assert "left out (1):\n  checkpoint-2/: " in printed
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "model.safetensors"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".coreb-dry-run.json", "README.md", "model.safetensors",
+    ]  # fmt: skip
     assert hub.requests == []
     assert main(["push", "model", str(folder), "--dry-run", str(out), "--force"]) == 0  # a rerun
+
+
+def test_dry_run_force_never_empties_a_folder_it_did_not_write(hub, folder, tmp_path, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("not a dry run's\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as info:
+        main(["push", "model", str(folder), "--dry-run", str(mine), "--force"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"coreb push model: error: --dry-run {mine} exists and was not written by a dry" in err
+    assert (mine / "notes.txt").read_text(encoding="utf-8") == "not a dry run's\n"
+
+
+def test_help_lists_every_secret_pattern(capsys):
+    with pytest.raises(SystemExit):
+        main(["push", "--help"])
+    text = capsys.readouterr().out
+    for pattern in SECRET_PATTERNS:
+        assert pattern in text.split(), pattern
 
 
 def test_revision_and_create_pr_flags_reach_the_hub(hub, folder, capsys):

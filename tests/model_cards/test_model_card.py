@@ -521,3 +521,34 @@ def test_checkpoint_curves_linking_out_of_the_folder_are_not_copied(runs, tmp_pa
     (folder / "training_curves.png").symlink_to(secret)
     with pytest.raises(ValueError, match=r"training_curves\.png: leads outside .*a symlink"):
         model_card_info([runs["v3"]], checkpoint=folder, dataset_id=DATASET_ID)
+
+
+HOSTILE = '<img src="https://evil.example/x.png"> [click](https://evil.example) # Head **b** `t'
+
+
+def _rendered(text: str) -> str:
+    markdown_it = pytest.importorskip("markdown_it", reason="rendering needs markdown-it-py")
+    return markdown_it.MarkdownIt("commonmark").enable("table").render(text)
+
+
+def test_submitted_names_are_text_in_the_card_and_the_summary(reranked, tmp_path):
+    """Issue 27: every string a results file carries is shown as text, never as markup."""
+    from coreb_toolkit.benchmark.report import summary_table
+
+    folder = tmp_path / "res"
+    shutil.copytree(reranked, folder)
+    res = _json(folder)
+    res["model"]["name"] = HOSTILE
+    res["first_stage"]["model"] = HOSTILE + " first"
+    res["reranker"]["name"] = HOSTILE + " second"
+    res["reranker"]["backend"] = HOSTILE + " backend"
+    res["rerank_note"] = HOSTILE + " note"
+    (folder / "results.json").write_text(json.dumps(res), encoding="utf-8")
+    write_model_card(tmp_path / "card", model_card_info([folder], dataset_id=DATASET_ID))
+    card = (tmp_path / "card" / "README.md").read_text(encoding="utf-8")
+    body = card.split("\n---\n", 1)[1]
+    for shown in (_rendered(body), _rendered(summary_table([res]))):
+        assert "<img" not in shown and 'href="https://evil' not in shown
+        assert "<strong>b</strong>" not in shown and "<h1>Head" not in shown
+        assert "evil.example/x.png" in shown  # shown, as text
+    assert HOSTILE + " note" not in card  # the note is recomputed, never copied

@@ -2,7 +2,9 @@
 
 The page is served by gradio on 127.0.0.1 from submissions the real runner made on the fixture
 release (BM25, MiniLM, BM25 reranked); the expected ranking is computed here from the results
-files alone. Screenshots are saved under the test's tmp_path (printed with ``-s``) and copied to
+files alone. A second page serves the same runs under hostile names (an image, a link, bold
+text, a heading, mathtext) and a hostile dataset name: every element that shows a name must
+show it as text. Screenshots are saved under the test's tmp_path (printed with ``-s``) and copied to
 ``$COREB_SCREENSHOT_DIR`` when it is set.
 """
 
@@ -33,11 +35,16 @@ pytest.importorskip("gradio", reason="needs gradio (the leaderboard extra)")
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    from model_cards.leaderboard.app import serve
+def data(tmp_path_factory):
     from tests.model_cards.leaderboard_data import make_board_data
 
-    data = make_board_data(tmp_path_factory.mktemp("board"))
+    return make_board_data(tmp_path_factory.mktemp("board"))
+
+
+@pytest.fixture(scope="module")
+def served(data):
+    from model_cards.leaderboard.app import serve
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GRADIO_ANALYTICS_ENABLED", "False")
         # port None: gradio takes the first free port from 7860 on
@@ -159,3 +166,96 @@ def test_page_ranks_searches_filters_sorts(served, tmp_path):
         for name in ("leaderboard.png", "leaderboard_sorted.png"):
             shutil.copyfile(tmp_path / name, Path(keep) / name)
     print(f"screenshots: {tmp_path}")
+
+
+@pytest.fixture(scope="module")
+def hostile(data, tmp_path_factory):
+    from model_cards.leaderboard.app import serve
+    from tests.model_cards.leaderboard_data import HOSTILE_DATASET, make_hostile_submissions
+
+    subs = make_hostile_submissions(data.submissions, tmp_path_factory.mktemp("hostile"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRADIO_ANALYTICS_ENABLED", "False")
+        page = serve(subs, data.dataset, "127.0.0.1", None, prevent_thread_lock=True,
+                     n_resamples=200, dataset_name=HOSTILE_DATASET)  # fmt: skip
+        yield page.local_url
+        page.close()
+
+
+def _column(tab, name: str) -> list[str]:
+    headers = tab.locator("th[role=columnheader]").evaluate_all(
+        "ths => ths.map(t => t.getAttribute('title'))"
+    )
+    index = headers.index(name)
+    return [row[index] for row in _rows(tab)]
+
+
+def test_hostile_names_are_shown_as_text_everywhere(hostile, tmp_path):
+    from tests.model_cards.leaderboard_data import (
+        HOSTILE_DATASET,
+        HOSTILE_NAMES,
+        HOSTILE_RERANKER,
+    )
+
+    bm25, minilm, reranked = (HOSTILE_NAMES[k] for k in ("bm25", "minilm", "bm25-minilm"))
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        outside = []
+        page.on("request", lambda r: outside.append(r.url) if "127.0.0.1" not in r.url else None)
+        page.goto(hostile)
+        tab = page.locator("#tab-overall")
+        tab.locator("div[role=row].virtual-row").first.wait_for()
+        # checkboxes: only the board's own labels, whatever the names are
+        assert page.locator("#types label").all_inner_texts() == [
+            "embedder", "lexical", "reported by the paper", "reranked"]  # fmt: skip
+        assert set(page.locator("#sizes label").all_inner_texts()) <= {
+            "<100M", "100M-1B", "1B-10B", ">=10B", "unknown"}  # fmt: skip
+        page.locator("#types").get_by_text("reported by the paper", exact=True).click()
+        page.wait_for_function(
+            "() => document.querySelectorAll('#tab-overall div[role=row].virtual-row').length == 3"
+        )
+        # tables: each name in its cell, character for character
+        assert sorted(_column(tab, "Model")) == sorted(HOSTILE_NAMES.values())
+        # header and notes: the dataset name and the untrained reranker's name, as text
+        header = page.locator(".prose").first.inner_text()
+        assert f"Dataset {HOSTILE_DATASET} at revision" in header
+        assert f"Untrained reranker head (plumbing, not relevance): {reranked}." in header
+        for tab_name, elem in (("Per subtask", "#tab-subtasks"),
+                               ("Per language", "#tab-languages")):  # fmt: skip
+            page.get_by_role("tab", name=tab_name).click()
+            view = page.locator(elem)
+            view.locator("div[role=row].virtual-row").first.wait_for()
+            assert sorted(_column(view, "Model")) == sorted(HOSTILE_NAMES.values())
+        page.get_by_role("tab", name="First stage vs reranked").click()
+        stages = page.locator("#tab-stages")
+        stages.locator("div[role=row].virtual-row").first.wait_for()
+        (row,) = _rows(stages)
+        assert row[:3] == [reranked, bm25, HOSTILE_RERANKER]
+        # plots: drawn (a `$` in a name is no mathtext) and the note names the left-out models
+        page.get_by_role("tab", name="Parameter efficiency").click()
+        plots = page.locator("#tab-plots")
+        plots.locator("img").first.wait_for()
+        assert plots.locator("img").evaluate_all("is => is.map(i => i.naturalWidth > 0)") == [
+            True, True]  # fmt: skip
+        note = plots.inner_text()
+        assert "Left out of the parameter-efficiency plots (no parameter count): " in note
+        assert reranked in note and bm25 in note and minilm not in note
+        page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
+
+        # nothing of the names became an element: no image, link, heading or bold text
+        assert page.evaluate("() => window.pwned") is None
+        sources = page.evaluate("() => [...document.querySelectorAll('img')].map(i => i.src)")
+        assert not [s for s in sources if "evil" in s]
+        links = page.evaluate("() => [...document.querySelectorAll('a')].map(a => a.href)")
+        assert not [h for h in links if "evil" in h]
+        headings = page.evaluate(
+            "() => [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map(h => h.innerText)"
+        )
+        assert headings == ["CoREB leaderboard"]
+        marked = page.evaluate(
+            "() => [...document.querySelectorAll('b,strong,em')].map(e => e.innerText)"
+        )
+        assert not {"BM25", "rr", "re"} & set(marked)
+        browser.close()
+    assert outside == []  # no image fetched from the names' host

@@ -40,7 +40,10 @@ examples:
 BUILD_DESCRIPTION = """\
 Validate every submission under SUBMISSIONS (folders holding model_meta.json) and write the
 board to --out: leaderboard.json and .csv, the plots of the CoREB paper's Figures 9-10, and
-space/ (app.py, requirements.txt, README.md: what `coreb push space` uploads).
+space/ (app.py, requirements.txt, README.md: what `coreb push space` uploads). --out appears in
+one rename (a failed build leaves nothing half-written); an existing one is replaced with
+--force only. The board publishes the dataset's --dataset-name (default: the folder's name) and
+revision, never its local path. The first rejected submission stops the build, named.
 
 examples:
   coreb leaderboard build demo/board --dataset demo/coreb --out demo/leaderboard"""
@@ -50,6 +53,12 @@ Validate the submissions and serve the page on --host:--port until interrupted.
 
 examples:
   coreb leaderboard serve demo/board --dataset demo/coreb --port 7860"""
+
+
+DATASET_NAME_HELP = (
+    "the dataset's name or Hub id the page shows (default: the dataset folder's name; the local "
+    "path is never published)"
+)
 
 
 @dataclass
@@ -91,7 +100,10 @@ class BuildArguments:
     dataset: Path = field(metadata={"help": "the built CoREB dataset folder of the board"})
     out: Path = field(metadata={"help": "output folder (table, plots, space/)"})
     title: str = field(default="CoREB leaderboard", metadata={"help": "the page's title"})
-    force: bool = field(default=False, metadata={"help": "replace an existing space/ folder"})
+    dataset_name: str | None = field(default=None, metadata={"help": DATASET_NAME_HELP})
+    force: bool = field(
+        default=False, metadata={"help": "replace --out when it is a board folder built before"}
+    )
 
 
 @dataclass
@@ -102,6 +114,7 @@ class ServeArguments:
     dataset: Path = field(metadata={"help": "the built CoREB dataset folder of the board"})
     host: str = field(default="127.0.0.1", metadata={"help": "address to listen on"})
     port: int = field(default=7860, metadata={"help": "port to listen on"})
+    dataset_name: str | None = field(default=None, metadata={"help": DATASET_NAME_HELP})
 
 
 def run_submit(args: SubmitArguments) -> int:
@@ -142,16 +155,17 @@ def run_validate(args: ValidateArguments) -> int:
 
 
 def run_build(args: BuildArguments) -> int:
-    from model_cards.leaderboard.app import load_board, write_board, write_space
+    from model_cards.leaderboard.app import load_board, write_build
 
-    board = load_board(args.submissions, args.dataset)
-    written = write_board(board, args.out, args.title)
-    space = write_space(board, args.out / "space", title=args.title, force=args.force)
+    board = load_board(args.submissions, args.dataset, dataset_name=args.dataset_name)
+    written = write_build(board, args.out, title=args.title, force=args.force,
+                          inputs=[args.submissions, args.dataset])  # fmt: skip
     print(board.overall.to_string(index=False))
+    space = written.pop("space")
     for path in written.values():
         print(f"wrote {path}")
-    print(f"wrote the Space folder {args.out / 'space'} ({len(space)} files); upload it with "
-          f"`coreb push space {args.out / 'space'} --repo ORG/NAME`")  # fmt: skip
+    print(f"wrote the Space folder {space}; upload it with "
+          f"`coreb push space {space} --repo ORG/NAME`")  # fmt: skip
     return 0
 
 
@@ -159,7 +173,7 @@ def run_serve(args: ServeArguments) -> int:
     from model_cards.leaderboard.app import serve
 
     print(f"serving the leaderboard on http://{args.host}:{args.port} (Ctrl-C stops it)")
-    serve(args.submissions, args.dataset, args.host, args.port)
+    serve(args.submissions, args.dataset, args.host, args.port, dataset_name=args.dataset_name)
     return 0
 
 

@@ -3,21 +3,29 @@ in one commit through ``huggingface_hub`` (:mod:`model_cards.hub`), or ``--dry-r
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from coreb_toolkit.cli.parsing import Command
+from model_cards.hub import DRY_RUN_MARKER, SECRET_PATTERNS
 
-DESCRIPTION = """\
+_SECRETS = textwrap.fill(" ".join(SECRET_PATTERNS), 92, subsequent_indent="  ")
+
+DESCRIPTION = f"""\
 Upload a folder to the Hugging Face Hub with huggingface_hub: the repo is created if needed
 (`--private` for a new private one), then every file goes up in ONE commit, on `--revision`
 (an existing branch; default main) or as a pull request (`--create-pr`). Checked first: a model
 or dataset folder needs a README.md card that huggingface_hub parses, a Space a README.md with
 `sdk:` and its app file. `--dry-run DIR` writes exactly the files a push would send to DIR and
-lists them, contacting nothing.
+lists them, contacting nothing (with {DRY_RUN_MARKER}, their list: `--force` replaces only
+such a folder).
 
-Left out, and listed: .git/, .cache/, __pycache__/, *.pyc, .ipynb_checkpoints/, .DS_Store,
-.env, and for a model the top-level checkpoint-*/ folders of a Trainer run (optimizer state).
+Left out, and listed: .git and .cache (folders or files), __pycache__/, *.pyc,
+.ipynb_checkpoints/, .DS_Store, for a model the top-level checkpoint-*/ folders of a Trainer
+run (optimizer state), and secrets by name (any case; "/": a folder):
+  {_SECRETS}
+No link is followed out of the folder; such a link, and a FIFO, device or socket, is an error.
 
 Log in with `hf auth login` or set HF_TOKEN; there is no --token flag (a token on a command
 line lands in shell history). HF_ENDPOINT points at another Hub.
@@ -81,7 +89,8 @@ class PushArguments:
         },
     )
     force: bool = field(
-        default=False, metadata={"help": "with --dry-run: replace DIR if it exists"}
+        default=False,
+        metadata={"help": "with --dry-run: replace DIR if an earlier dry run wrote it"},
     )
 
     def __post_init__(self) -> None:
