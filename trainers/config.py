@@ -11,13 +11,15 @@ are grouped by length (``train_sampling_strategy="group_by_length"``): little pa
 
 :class:`TrainerConventions` is what every trainer config of this package shares (the SynH-Rank
 trainer's :class:`trainers.synh_rank_config.SynhRankConfig` too): the ``bf16`` default (on where
-the GPU has it) and its check, one gloo process group for processes started together without a
-GPU, the field-naming error and :meth:`~TrainerConventions.own_fields`.
+the GPU has it) and its check, finite numbers and at least one step to train, one gloo process
+group for processes started together without a GPU, the field-naming error and
+:meth:`~TrainerConventions.own_fields`.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
@@ -45,10 +47,12 @@ class TrainerConventions:
     """The conventions every trainer config of this package shares, as a mixin placed before
     the library's arguments class (``class C(TrainerConventions, SFTConfig)``).
 
-    ``__post_init__`` runs the config's own :meth:`_check` (each error names its field through
-    :meth:`_field_error`), refuses ``bf16=True`` where the machine has no bf16, makes processes
-    started together without a GPU one gloo process group, sets ``bf16`` on where the GPU
-    supports it when left unset (logged otherwise), then the library's ``__post_init__``.
+    ``__post_init__`` refuses a NaN or infinite number and a run of no step
+    (:meth:`_check_numbers`), runs the config's own :meth:`_check` (each error names its field
+    through :meth:`_field_error`), refuses ``bf16=True`` where the machine has no bf16, makes
+    processes started together without a GPU one gloo process group, sets ``bf16`` on where
+    the GPU supports it when left unset (logged otherwise), then the library's
+    ``__post_init__``.
     """
 
     #: the library's arguments class this config extends (:meth:`own_fields` are relative to it)
@@ -60,6 +64,7 @@ class TrainerConventions:
     )
 
     def __post_init__(self) -> None:
+        self._check_numbers()
         self._check()
         self._check_bf16()
         self._cpu_process_group()
@@ -71,6 +76,25 @@ class TrainerConventions:
 
     def _check(self) -> None:
         """The config's own checks (a subclass's; each error names its field)."""
+
+    def _check_numbers(self) -> None:
+        """No float field NaN or infinite (a learning rate, a loss's scale: no run can use
+        one), and a run that trains at least one step: ``max_steps`` positive, or unset (-1)
+        with a positive ``num_train_epochs`` (0 steps would save an untrained model)."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise self._field_error(f.name, "must be a finite number")
+        if self.max_steps == 0:
+            raise self._field_error(
+                "max_steps", "trains no step: give a positive number of steps, or -1 to train "
+                "num_train_epochs epochs"
+            )  # fmt: skip
+        if self.max_steps < 0 and not self.num_train_epochs > 0:
+            raise self._field_error(
+                "num_train_epochs", "trains no step: give a positive number of epochs (or "
+                "max_steps)"
+            )  # fmt: skip
 
     def _field_error(self, field_name: str, why: str) -> ValueError:
         """``ValueError("Config.field=value: why")``."""

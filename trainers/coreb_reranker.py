@@ -38,10 +38,10 @@ from typing import Any
 
 from reranker.prompt import IGNORE_INDEX, YesNoPrompt
 from trainers.config import CorebRerankerConfig
+from trainers.run_checks import DATA_REPORT, GuardedTrainer, check_resumed_data, run_guard
 
 logger = logging.getLogger(__name__)
 
-DATA_REPORT = "data_report.json"
 DISJOINTNESS_REPORT = "disjointness_report.json"
 TRAINING_CONFIG = "training_config.json"
 VALIDATION_SCORES = "validation_scores.jsonl"
@@ -74,7 +74,9 @@ class TrainingData:
 
 @dataclass
 class TrainResult:
-    """What a run produced: where, how long, and the validation metrics before and after."""
+    """What a run produced: where, how long, and the validation metrics before and after;
+    ``global_step`` is the step reached, ``steps_trained`` the steps this run trained (counted
+    as they end) from ``start_step`` (a resume's checkpoint, checked, else 0)."""
 
     output_dir: Path
     train_examples: int
@@ -83,6 +85,8 @@ class TrainResult:
     train_runtime_s: float
     before: dict[str, float] = field(default_factory=dict)
     after: dict[str, float] = field(default_factory=dict)
+    start_step: int = 0
+    steps_trained: int = 0
 
 
 # -- 1-2: examples and disjointness -------------------------------------------------------
@@ -331,9 +335,10 @@ def write_run_records(folder: Path, config: Any, data: TrainingData) -> None:
 
 def write_run_info(folder: Path, config: Any, result: TrainResult) -> dict[str, Any]:
     """Where and how long a finished run trained (``run_info.json``, main process only): the
-    wall time of ``trainer.train`` (``result.train_runtime_s``), the step reached, the example
-    counts, when it finished, and the hardware (accelerator, device names, process count,
-    precision, CPU, library versions); a model card's training recipe reads it. Returns it."""
+    wall time of ``trainer.train`` (``result.train_runtime_s``), the step reached, the step it
+    started from and the steps it trained, the example counts, when it finished, and the
+    hardware (accelerator, device names, process count, precision, CPU, library versions); a
+    model card's training recipe reads it. Returns it."""
     import os
     import platform
     from datetime import datetime, timezone
@@ -350,6 +355,8 @@ def write_run_info(folder: Path, config: Any, result: TrainResult) -> dict[str, 
     info = {
         "wall_time_s": result.train_runtime_s,
         "global_step": result.global_step,
+        "start_step": result.start_step,
+        "steps_trained": result.steps_trained,
         "train_examples": result.train_examples,
         "validation_examples": result.validation_examples,
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -434,13 +441,16 @@ def score_examples(reranker: Any, rows: Sequence[Mapping[str, Any]]) -> list[flo
 
 
 def validation_metrics(rows: Sequence[Mapping[str, Any]], scores: Sequence[float]) -> dict:
-    """Accuracy at 0.5, ROC AUC (ties count half), the answer's mean log-loss and the mean
-    P(yes) of the "yes" and the "no" pairs."""
+    """Accuracy at 0.5 (a NaN score is never right), ROC AUC (ties count half, a NaN wins no
+    pair), the answer's mean log-loss and the mean P(yes) of the "yes" and the "no" pairs."""
     if not rows:
         return {}
     yes = [s for r, s in zip(rows, scores, strict=True) if r["answer"] == "yes"]
     no = [s for r, s in zip(rows, scores, strict=True) if r["answer"] == "no"]
-    correct = sum((s > 0.5) == (r["answer"] == "yes") for r, s in zip(rows, scores, strict=True))
+    correct = sum(
+        not math.isnan(s) and (s > 0.5) == (r["answer"] == "yes")
+        for r, s in zip(rows, scores, strict=True)
+    )
     eps = 1e-12
     loss = [
         -math.log(max(s if r["answer"] == "yes" else 1.0 - s, eps))
@@ -486,27 +496,6 @@ def write_validation(
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
     write_json(folder / VALIDATION_METRICS, metrics)
     return metrics
-
-
-def check_resumed_data(
-    checkpoint: Path, data: TrainingData, same: str = "train_sources and example options"
-) -> None:
-    """``ValueError`` when the examples differ from those the checkpoint was trained on (its
-    ``data_report.json`` fingerprint): resuming would mix two data sets. ``same``: the options
-    the message asks to keep."""
-    report = checkpoint / DATA_REPORT
-    if not report.is_file():
-        raise ValueError(
-            f"resume_from_checkpoint={checkpoint}: no {DATA_REPORT} there; resume from a "
-            "checkpoint-N folder this trainer wrote"
-        )
-    saved = json.loads(report.read_text(encoding="utf-8")).get("fingerprint")
-    if saved != data.fingerprint:
-        raise ValueError(
-            f"resume_from_checkpoint={checkpoint}: the training examples changed since that "
-            f"checkpoint (fingerprint {str(saved)[:12]} there, {data.fingerprint[:12]} now); "
-            f"resume with the same {same}, or start a new run"
-        )
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -569,7 +558,12 @@ def train_coreb_reranker(
                 examples_dataset(rows).to_parquet(str(examples_dir / f"{split}.parquet"))
             else:
                 logger.info("no %s examples: no %s/%s.parquet", split, EXAMPLES_DIR, split)
-    trainer = SFTTrainer(
+
+    class YesNoTrainer(GuardedTrainer, SFTTrainer):
+        """TRL's SFTTrainer with the run's checks (:mod:`trainers.run_checks`)."""
+
+    guard = run_guard()
+    trainer = YesNoTrainer(
         model=model,
         args=config,
         train_dataset=train_set,
@@ -577,7 +571,8 @@ def train_coreb_reranker(
         processing_class=tokenizer,
         data_collator=YesNoCollator(prompt),
         peft_config=lora_config(config),
-        callbacks=[extras_callback(config, data), *callbacks],
+        callbacks=[guard, extras_callback(config, data), *callbacks],
+        loss_name="answer-token cross-entropy",
     )
     started = time.perf_counter()
     trainer.train(resume_from_checkpoint=config.resume_from_checkpoint)
@@ -589,6 +584,8 @@ def train_coreb_reranker(
         validation_examples=len(data.validation),
         global_step=trainer.state.global_step,
         train_runtime_s=runtime,
+        start_step=guard.start_step,
+        steps_trained=guard.steps,
     )
     if state.is_main_process:
         checkpoint_extras(output, config, data, config.model_name_or_path)
@@ -626,7 +623,6 @@ __all__ = [
     "YesNoCollator",
     "build_training_data",
     "by_instruction",
-    "check_resumed_data",
     "checkpoint_extras",
     "extras_callback",
     "load_base",

@@ -66,7 +66,6 @@ from trainers.coreb_reranker import (
     VALIDATION_SCORES,
     TrainingData,
     TrainResult,
-    check_resumed_data,
     checkpoint_extras,
     extras_callback,
     save_curves,
@@ -75,6 +74,7 @@ from trainers.coreb_reranker import (
     write_run_records,
 )
 from trainers.quality_data.records import Drop
+from trainers.run_checks import GuardedTrainer, check_resumed_data, run_guard
 from trainers.synh_rank_config import SynhRankConfig
 from trainers.synh_rank_losses import ListCollator, ListwiseTrainer, YesNoScorer, build_loss
 
@@ -458,9 +458,14 @@ def check_query_room(backbone: Backbone, rows: Sequence[Mapping[str, Any]]) -> N
 
 # -- 5: validation ------------------------------------------------------------------------
 def list_ndcg(labels: Sequence[float], scores: Sequence[float]) -> float | None:
-    """nDCG of one list at full depth (gains ``2^rel - 1``, discounts ``log2(1 + rank)``;
-    equal scores keep the list's order), ``None`` when no document is relevant."""
-    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    """nDCG of one list at full depth (gains ``2^rel - 1``, discounts ``log2(1 + rank)``),
+    ``None`` when no document is relevant. Ties break pessimistically (equal scores rank the
+    less relevant document first: a constant scorer is no perfect one), and a NaN score ranks
+    last (tied with the other NaNs)."""
+    order = sorted(
+        range(len(scores)),
+        key=lambda i: (math.inf if math.isnan(scores[i]) else -scores[i], labels[i]),
+    )
     dcg = sum((2 ** labels[i] - 1) / math.log2(r + 2) for r, i in enumerate(order))
     ideal = sum((2**y - 1) / math.log2(r + 2) for r, y in enumerate(sorted(labels, reverse=True)))
     return dcg / ideal if ideal > 0 else None
@@ -468,7 +473,7 @@ def list_ndcg(labels: Sequence[float], scores: Sequence[float]) -> float | None:
 
 def ordered_pairs(labels: Sequence[float], scores: Sequence[float]) -> tuple[int, int]:
     """``(in order, pairs)``: of the pairs with ``label_i > label_j``, those scored
-    ``s_i > s_j`` (a tie is not in order, as QualCode's QPA counts it)."""
+    ``s_i > s_j`` (a tie is not in order, as QualCode's QPA counts it, nor a NaN)."""
     n = len(labels)
     pairs = [(i, j) for i in range(n) for j in range(n) if labels[i] > labels[j]]
     return sum(scores[i] > scores[j] for i, j in pairs), len(pairs)
@@ -605,7 +610,8 @@ def make_trainer(
 ) -> Any:
     """``CrossEncoderTrainer`` (cross-encoders) or :class:`ListwiseTrainer` (generative), on
     datasets narrowed to the loss's columns (the query side first), with the extras callback
-    that completes every checkpoint."""
+    that completes every checkpoint; both with the run's checks
+    (:class:`~trainers.run_checks.GuardedTrainer`)."""
     import datasets
 
     side = ["query"] if backbone.kind == "cross-encoder" else ["instruction", "statement"]
@@ -620,7 +626,7 @@ def make_trainer(
     if backbone.kind == "cross-encoder":
         from sentence_transformers.cross_encoder import CrossEncoderTrainer
 
-        class ListTrainer(CrossEncoderTrainer):
+        class ListTrainer(GuardedTrainer, CrossEncoderTrainer):
             """sentence-transformers' trainer without its model-card callback: the callback
             tokenizes single columns, which the pair-only truncation (the document cut, never
             the query, as inference cuts) refuses; the cards are model_cards/' job."""
@@ -628,15 +634,18 @@ def make_trainer(
             def add_model_card_callback(self, default_args_dict: dict[str, Any]) -> None:
                 return None
 
+        loss = build_loss(config, backbone.model)
         return ListTrainer(
             model=backbone.model,
             args=config,
             train_dataset=train_set,
             eval_dataset=eval_set,
-            loss=build_loss(config, backbone.model),
+            loss=loss,
             callbacks=[extras, *callbacks],
+            loss_name=f"{config.loss} ({type(loss).__name__})",
         )
     scorer = YesNoScorer(backbone.model, backbone.prompt, backbone.max_length)
+    loss = build_loss(config, scorer)
     return ListwiseTrainer(
         model=backbone.model,
         args=config,
@@ -645,7 +654,8 @@ def make_trainer(
         processing_class=backbone.tokenizer,
         data_collator=ListCollator(run.columns),
         callbacks=[extras, *callbacks],
-        loss=build_loss(config, scorer),
+        loss=loss,
+        loss_name=f"{config.loss} ({type(loss).__name__})",
         prompt=backbone.prompt,
         max_length=backbone.max_length,
     )
@@ -660,8 +670,9 @@ def train_synh_rank(
     ``lists``: the lists (a ``datasets.Dataset`` or dicts with the lists columns) instead of
     ``config.train_lists``. ``callbacks``: further ``transformers.TrainerCallback`` objects,
     after the one that completes every checkpoint. Returns the counts (lists), the step
-    reached, the wall time and the validation metrics before and after (by dimension and
-    ``all``, as in ``validation_metrics.json``).
+    reached and the steps trained (:class:`~trainers.coreb_reranker.TrainResult`), the wall
+    time and the validation metrics before and after (by dimension and ``all``, as in
+    ``validation_metrics.json``).
     """
     from accelerate import PartialState
     from transformers import set_seed
@@ -692,7 +703,8 @@ def train_synh_rank(
     if data.validation and state.is_main_process:  # only the main process writes them
         logger.info("scoring the %d held-out lists before training", len(data.validation))
         before = score_lists(backbone.reranker(), data.validation)
-    trainer = make_trainer(config, backbone, run, callbacks)
+    guard = run_guard()
+    trainer = make_trainer(config, backbone, run, [guard, *callbacks])
     started = time.perf_counter()
     trainer.train(resume_from_checkpoint=config.resume_from_checkpoint)
     runtime = time.perf_counter() - started
@@ -704,6 +716,8 @@ def train_synh_rank(
         validation_examples=len(data.validation),
         global_step=trainer.state.global_step,
         train_runtime_s=runtime,
+        start_step=guard.start_step,
+        steps_trained=guard.steps,
     )
     if state.is_main_process:
         run_extras(output, config, data)

@@ -26,6 +26,7 @@ from typing import Any
 from sentence_transformers.cross_encoder.losses import MultipleNegativesRankingLoss
 from transformers import Trainer
 
+from trainers.run_checks import GuardedTrainer
 from trainers.synh_rank_config import SynhRankConfig
 
 
@@ -156,12 +157,12 @@ class ListCollator:
         return batch
 
 
-class ListwiseTrainer(Trainer):
+class ListwiseTrainer(GuardedTrainer, Trainer):
     """A ``transformers.Trainer`` whose loss is a sentence-transformers list loss (the same
     object a cross-encoder run trains with) called on :class:`YesNoScorer` over the model the
     Trainer passes (unwrapped, or wrapped for DDP): for generative rerankers. ``loss``,
-    ``prompt`` and ``max_length`` beside the Trainer's own arguments; the batches are
-    :class:`ListCollator`'s."""
+    ``prompt``, ``max_length`` and ``loss_name`` (:class:`~trainers.run_checks.GuardedTrainer`)
+    beside the Trainer's own arguments; the batches are :class:`ListCollator`'s."""
 
     def __init__(self, *args: Any, loss: Any, prompt: Any, max_length: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -1,5 +1,6 @@
-"""CorebRerankerConfig's distributed-CPU guard: processes started together on a machine without
-a GPU form one gloo process group instead of N runs that each train alone."""
+"""The conventions every trainer config shares (trainers/config.py): the distributed-CPU guard
+(processes started together on a machine without a GPU form one gloo process group instead of N
+runs that each train alone), finite numbers and at least one step to train."""
 
 from __future__ import annotations
 
@@ -52,3 +53,29 @@ def test_gpus_are_left_alone(config, monkeypatch):
     config.use_cpu = False
     config._cpu_process_group()
     assert config.use_cpu is False and config.ddp_backend is None
+
+
+CONFIGS = [("trainers.config", "CorebRerankerConfig"),
+           ("trainers.synh_rank_config", "SynhRankConfig")]  # fmt: skip
+NO_RUN = [
+    ("learning_rate", float("nan"), "must be a finite number"),
+    ("weight_decay", float("inf"), "must be a finite number"),
+    ("max_grad_norm", -float("inf"), "must be a finite number"),
+    ("num_train_epochs", -1.0, "trains no step: give a positive number of epochs"),
+    ("num_train_epochs", 0.0, "trains no step: give a positive number of epochs"),
+    ("max_steps", 0, "trains no step: give a positive number of steps, or -1"),
+]
+
+
+@pytest.mark.parametrize(("module", "name"), CONFIGS)
+@pytest.mark.parametrize(("field", "value", "message"), NO_RUN)
+def test_a_config_no_run_can_use_is_refused_naming_the_field(
+    module, name, field, value, message, tmp_path
+):
+    import importlib
+
+    cls = getattr(importlib.import_module(module), name)
+    with pytest.raises(ValueError, match=rf"{name}\.{field}={value!r}: {message}"):
+        cls(output_dir=str(tmp_path), report_to="none", **{field: value})
+    # epochs do not count where max_steps is given
+    assert cls(output_dir=str(tmp_path), report_to="none", max_steps=5, num_train_epochs=0.0)

@@ -112,7 +112,8 @@ def test_resume_equals_an_uninterrupted_run(trained, make_config, tmp_path):
     result = train_coreb_reranker(
         make_config(out, resume_from_checkpoint=str(out / "checkpoint-2"))
     )
-    assert result.global_step == 4
+    assert (result.start_step, result.steps_trained, result.global_step) == (2, 2, 4)
+    assert (trained.result.start_step, trained.result.steps_trained) == (0, 4)
     a, b = adapter(trained.output), adapter(out)
     assert a.keys() == b.keys()
     for name in a:
@@ -122,6 +123,24 @@ def test_resume_equals_an_uninterrupted_run(trained, make_config, tmp_path):
     losses_a = [e["loss"] for e in trained_log(trained.output) if e.get("step") in (3, 4)]
     losses_b = [e["loss"] for e in trained_log(out) if e.get("step") in (3, 4)]
     assert len(losses_a) == 2 and losses_b == pytest.approx(losses_a, abs=1e-6)
+
+
+def test_non_finite_weights_stop_the_run_naming_the_adapter_weight(make_config, tmp_path):
+    from transformers import TrainerCallback
+
+    from trainers.coreb_reranker import train_coreb_reranker
+
+    class Poison(TrainerCallback):
+        def on_optimizer_step(self, args, state, control, model=None, **kwargs):
+            weight = next(p for p in model.parameters() if p.requires_grad)
+            with torch.no_grad():
+                weight.view(-1)[0] = float("inf")
+
+    out = tmp_path / "poisoned"
+    with pytest.raises(ValueError, match=r"after step 1: parameter '[\w.]+lora_\w\.[\w.]+' has 1 "
+                       r"non-finite"):  # fmt: skip
+        train_coreb_reranker(make_config(out, max_steps=2, save_steps=1), callbacks=[Poison()])
+    assert not (out / "checkpoint-1").exists() and not (out / ADAPTER).exists()
 
 
 def test_resume_refuses_changed_examples(trained, make_config, tmp_path):
@@ -182,6 +201,16 @@ def test_validation_scores_equal_coreb_evaluate_and_load_reranker(trained, tiny_
 
 
 # -- what a checkpoint holds --------------------------------------------------------------
+def test_validation_never_counts_a_nan_score_right():
+    from trainers.coreb_reranker import validation_metrics
+
+    nan = float("nan")
+    rows = [{"answer": "no"}, {"answer": "yes"}, {"answer": "no"}]
+    metrics = validation_metrics(rows, [nan, 0.9, 0.2])
+    assert metrics["accuracy"] == pytest.approx(2 / 3)  # the NaN "no" is wrong, not right
+    assert metrics["roc_auc"] == pytest.approx(0.5)  # the yes wins its pair with 0.2, not NaN's
+
+
 def test_checkpoints_and_the_output_folder_hold_the_servable_files(trained):
     config = trained.config
     folders = [trained.output / "checkpoint-2", trained.output / "checkpoint-4", trained.output]
@@ -291,6 +320,8 @@ def no_training(monkeypatch) -> list:
         (["--packing", "true"], "CorebRerankerConfig.packing"),
         (["--main_tasks", "x"], "CorebRerankerConfig.main_tasks"),
         (["--near_duplicate_action", "x"], "--near_duplicate_action"),
+        (["--learning_rate", "inf"], "CorebRerankerConfig.learning_rate=inf: must be a finite"),
+        (["--num_train_epochs", "0"], "CorebRerankerConfig.num_train_epochs=0.0: trains no"),
     ],
 )
 def test_a_bad_flag_value_exits_2_naming_the_field(flags, named, monkeypatch, capsys, tmp_path):

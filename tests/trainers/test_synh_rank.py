@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from coreb_toolkit.cli.main import main
 
 torch = pytest.importorskip("torch")
+safetensors_torch = pytest.importorskip("safetensors.torch")
 pytest.importorskip("sentence_transformers", reason="needs pip install coreb-toolkit[train]")
 pytest.importorskip("trl", reason="needs pip install coreb-toolkit[train]")
 
@@ -183,6 +185,25 @@ def test_validation_metrics_are_the_held_out_lists_scored_before_and_after(ce_ru
     assert metrics["after"]["all"]["ndcg"] == pytest.approx(mean)
 
 
+def test_validation_breaks_ties_pessimistically_and_ranks_nan_last():
+    """A scorer that cannot tell the documents apart (equal scores, NaN: a broken model) gets
+    the worst ordering of its ties, never the list's own order (which is the ideal one)."""
+    from trainers.synh_rank import list_metrics, list_ndcg
+
+    nan = float("nan")
+    ideal = 3 / 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    worst = 0 + 1 / math.log2(3) + 1 / math.log2(4) + 3 / math.log2(5)
+    assert list_ndcg([2, 1, 1, 0], [0.5] * 4) == pytest.approx(worst / ideal)
+    assert list_ndcg([2, 1, 1, 0], [nan] * 4) == pytest.approx(worst / ideal)
+    # a NaN ranks below every score, -inf included (tied with it, pessimistically)
+    nan_last = (1 + 1 / math.log2(3) + 0 + 3 / math.log2(5)) / ideal
+    assert list_ndcg([2, 1, 1, 0], [nan, 3.0, 2.0, 1.0]) == pytest.approx(nan_last)
+    assert list_ndcg([2, 1, 1, 0], [-math.inf, 3.0, 2.0, nan]) == pytest.approx(nan_last)
+    rows = [{"dimension": "speed", "labels": [2, 1, 0]}]
+    metrics = list_metrics(rows, [[nan, nan, nan]])["all"]
+    assert metrics["ndcg"] < 0.6 and metrics["pair_accuracy"] == 0
+
+
 CE_FILES = ("config.json", "model.safetensors", "training_config.json", "data_report.json",
             "training_curves.png")  # fmt: skip
 
@@ -284,6 +305,126 @@ def test_resume_refuses_changed_lists(gen_run, tiny_model, tmp_path):
                           resume_from_checkpoint=str(checkpoint))  # fmt: skip
     with pytest.raises(ValueError, match="training examples changed since that checkpoint"):
         train_synh_rank(resumed, lists=changed)
+
+
+# -- a run that goes wrong fails, saying where ------------------------------------------
+def copied_checkpoint(ce_run, tmp_path) -> Path:
+    """A copy of the cross-encoder run's checkpoint-12 (under its own name)."""
+    config, _ = ce_run
+    return Path(shutil.copytree(Path(config.output_dir) / "checkpoint-12",
+                                tmp_path / "checkpoint-12"))  # fmt: skip
+
+
+def resume(tiny_bert, tmp_path, checkpoint: Path, callbacks=(), **overrides):
+    """The cross-encoder run resumed from ``checkpoint`` into tmp_path/out (the same data)."""
+    from trainers.synh_rank import train_synh_rank
+
+    values = {"max_steps": 24, "save_strategy": "no", "validation_fraction": 0.25, **overrides}
+    config = make_config(tmp_path / "out", tiny_bert, resume_from_checkpoint=str(checkpoint),
+                         **values)  # fmt: skip
+    return train_synh_rank(config, lists=toy_lists(), callbacks=callbacks)
+
+
+def test_a_resume_records_the_steps_it_trained(ce_run, tiny_bert, tmp_path):
+    checkpoint = copied_checkpoint(ce_run, tmp_path)
+    result = resume(tiny_bert, tmp_path, checkpoint, max_steps=14)
+    assert (result.start_step, result.steps_trained, result.global_step) == (12, 2, 14)
+    info = json.loads((tmp_path / "out" / "run_info.json").read_text())
+    assert (info["start_step"], info["steps_trained"], info["global_step"]) == (12, 2, 14)
+
+
+def test_a_resume_with_no_step_left_is_refused(ce_run, tiny_bert, tmp_path):
+    checkpoint = copied_checkpoint(ce_run, tmp_path)
+    with pytest.raises(ValueError, match=r"checkpoint-12: nothing to train: the run starts at "
+                       r"step 12 and ends at step 12 \(max_steps=12"):  # fmt: skip
+        resume(tiny_bert, tmp_path, checkpoint, max_steps=12)
+    assert not (tmp_path / "out" / "model.safetensors").exists()
+
+
+def test_a_resume_from_non_finite_weights_is_refused_naming_the_parameter(
+    ce_run, tiny_bert, tmp_path
+):
+    checkpoint = copied_checkpoint(ce_run, tmp_path)
+    weights = safetensors_torch.load_file(str(checkpoint / "model.safetensors"))
+    name = next(k for k in weights if k.endswith("query.weight"))
+    weights[name][0, 0] = float("nan")
+    safetensors_torch.save_file(weights, str(checkpoint / "model.safetensors"))
+    with pytest.raises(ValueError, match=r"checkpoint-12: the weights at step 12: parameter "
+                       r"'[\w.]*query\.weight' has 1 non-finite"):  # fmt: skip
+        resume(tiny_bert, tmp_path, checkpoint)
+    assert not (tmp_path / "out" / "model.safetensors").exists()
+
+
+def with_state(**changes):
+    def change(path: Path) -> None:
+        path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+    return change
+
+
+def optimizer_of_another_model(path: Path) -> None:
+    model = torch.nn.Linear(2, 1)
+    torch.save(torch.optim.AdamW(model.parameters()).state_dict(), path)
+
+
+DAMAGED = [
+    ("optimizer.pt", lambda p: p.write_bytes(b"\x00" * 64), r"optimizer\.pt: not a torch file"),
+    ("optimizer.pt", optimizer_of_another_model,
+     r"checkpoint-12: optimizer\.pt / scheduler\.pt could not be loaded \(ValueError"),
+    ("data_report.json", lambda p: p.write_text("[]"), r"data_report\.json: a JSON array"),
+    ("data_report.json", lambda p: p.write_bytes(b"\xff"), r"data_report\.json: not UTF-8"),
+    ("trainer_state.json", with_state(global_step=1_000_000_000),
+     r"trainer_state\.json: global_step=1000000000 does not match"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "damage", "message"), DAMAGED)
+def test_a_damaged_checkpoint_is_an_error_naming_the_file(
+    name, damage, message, ce_run, tiny_bert, tmp_path
+):
+    checkpoint = copied_checkpoint(ce_run, tmp_path)
+    damage(checkpoint / name)
+    with pytest.raises(ValueError, match=message):
+        resume(tiny_bert, tmp_path, checkpoint)
+
+
+def test_a_non_finite_loss_stops_the_run_at_its_step(tiny_bert, tmp_path):
+    from trainers.synh_rank import train_synh_rank
+
+    config = make_config(tmp_path / "out", tiny_bert, max_steps=3, save_steps=1,
+                         validation_fraction=0.25)  # fmt: skip
+    config.lambda_sigma = float("inf")  # past the config's check, as a diverging loss would be
+    with pytest.raises(ValueError, match=r"step 1: the lambda \(LambdaLoss\) loss is not finite"):
+        train_synh_rank(config, lists=toy_lists())
+    assert not (tmp_path / "out" / "checkpoint-1").exists()
+
+
+def poison_after_step(step: int):
+    """A callback that writes a NaN into the first trainable weight after ``step``'s update."""
+    from transformers import TrainerCallback
+
+    class Poison(TrainerCallback):
+        seen = 0
+
+        def on_optimizer_step(self, args, state, control, model=None, **kwargs):
+            self.seen += 1
+            if self.seen == step:
+                weight = next(p for p in model.parameters() if p.requires_grad)
+                with torch.no_grad():
+                    weight.view(-1)[0] = float("nan")
+
+    return Poison()
+
+
+def test_non_finite_weights_stop_the_run_before_they_are_saved(tiny_bert, tmp_path):
+    from trainers.synh_rank import train_synh_rank
+
+    out = tmp_path / "out"
+    config = make_config(out, tiny_bert, max_steps=3, save_steps=1, validation_fraction=0.25)
+    with pytest.raises(ValueError, match=r"after step 2: parameter '[\w.]+' has 1 non-finite"):
+        train_synh_rank(config, lists=toy_lists(), callbacks=[poison_after_step(2)])
+    assert (out / "checkpoint-1").is_dir() and not (out / "checkpoint-2").exists()
+    assert not (out / "model.safetensors").exists()
 
 
 # -- the rows each loss trains on ---------------------------------------------------------
@@ -474,6 +615,8 @@ BAD_VALUES = [
     ("finetuning", "half"),
     ("srcl_negatives", 0),
     ("lambda_sigma", 0.0),
+    ("lambda_sigma", float("inf")),
+    ("infonce_scale", float("nan")),
     ("infonce_scale", -1.0),
     ("infonce_activation", "tanh"),
     ("validation_fraction", 1.0),
@@ -560,6 +703,10 @@ def test_an_unknown_yaml_key_is_an_error_naming_it(monkeypatch, capsys, tmp_path
     [
         (["--srcl_negatives", "0"], "SynhRankConfig.srcl_negatives"),
         (["--lambda_sigma", "0"], "SynhRankConfig.lambda_sigma"),
+        (["--lambda_sigma", "inf"], "SynhRankConfig.lambda_sigma=inf: must be a finite number"),
+        (["--learning_rate", "nan"], "SynhRankConfig.learning_rate=nan: must be a finite"),
+        (["--num_train_epochs", "-1"], "SynhRankConfig.num_train_epochs=-1.0: trains no step"),
+        (["--max_steps", "0"], "SynhRankConfig.max_steps=0: trains no step"),
         (["--loss", "x"], "--loss"),
     ],
 )

@@ -72,6 +72,15 @@ class TrlCommandParser(CommandParser, TrlParser):
         return values
 
 
+def steps_trained(result: Any) -> str:
+    """``N steps`` a run trained (counted as they ended), and from which step a resume went
+    to which."""
+    if result.start_step:
+        return (f"{result.steps_trained} steps (resumed at step {result.start_step}, now at "
+                f"step {result.global_step})")  # fmt: skip
+    return f"{result.steps_trained} steps"
+
+
 def train_reranker(config: CorebRerankerConfig) -> int:
     from trainers.coreb_reranker import train_coreb_reranker
 
@@ -80,7 +89,7 @@ def train_reranker(config: CorebRerankerConfig) -> int:
 
     if not PartialState().is_main_process:
         return 0  # one summary per run, not one per process
-    print(f"trained {result.global_step} steps on {result.train_examples} examples in "
+    print(f"trained {steps_trained(result)} on {result.train_examples} examples in "
           f"{result.train_runtime_s:.0f} s; adapter and reports in "
           f"{result.output_dir}")  # fmt: skip
     if result.after:
@@ -139,7 +148,7 @@ def train_synh_rank(config: SynhRankConfig) -> int:
 
     if not PartialState().is_main_process:
         return 0  # one summary per run, not one per process
-    print(f"trained {result.global_step} steps on {result.train_examples} {config.loss} rows in "
+    print(f"trained {steps_trained(result)} on {result.train_examples} {config.loss} rows in "
           f"{result.train_runtime_s:.0f} s; model and reports in {result.output_dir}")  # fmt: skip
     if result.after:
         print("validation (held-out tasks' lists), before -> after:")

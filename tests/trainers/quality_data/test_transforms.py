@@ -1,21 +1,25 @@
 """LLM-free low-quality variants by program transformations [SynH-Rank §4.1, Table 2].
 
-Behaviour is checked by running the original and the transformed program as real processes on
-the same stdin (same stdout, same exit status); maintainability by the ruff smell analyser;
-speed and memory by the sandbox measurement with the QualCode 2x margin.
+Behaviour is checked by running the original and the transformed program on the same stdin in
+the sandbox, as the pipeline runs variants (same stdout, same exit status; bubblewrap, a memory
+cap and time limits: a variant that blows up is stopped, not the machine); maintainability by
+the ruff smell analyser; speed and memory by the sandbox measurement with the QualCode 2x
+margin.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import random
-import subprocess
-import sys
+import shutil
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from coreb_toolkit.quality.measure import MeasurementUnavailable, margin_label, measure
+from coreb_toolkit.sandbox import LANGUAGES, Limits, ToolchainMissing, run_command
+from coreb_toolkit.sandbox.isolation import cgroups_available, give_to_sandbox, make_temp_dir
 from coreb_toolkit.vocabulary import QUALCODE_DIMENSIONS
 from tests.conftest import SHARED_DATA
 from trainers.quality_data import transforms
@@ -26,6 +30,7 @@ from trainers.quality_data.transforms import (
     transform_variants,
 )
 
+REPO = Path(__file__).resolve().parents[3]
 MAINTAINABILITY = ["cryptic_names", "deep_nesting", "bare_except", "global_state", "dead_code"]
 sandboxed = pytest.mark.needs_toolchain("bwrap", "python3")
 
@@ -208,12 +213,43 @@ HANDLED = {  # which programs each transformation must handle (by its documented
 }
 
 
-def run_program(code: str, stdin: str, tmp_path) -> tuple[str, int]:
-    path = tmp_path / "prog.py"
-    path.write_text(code, encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(path)], input=stdin.encode(), capture_output=True,
-                          timeout=60, check=False, cwd=tmp_path)  # fmt: skip
-    return proc.stdout.decode("utf-8", "replace"), proc.returncode
+#: each run's limits (the programs here need < 150 MB and well under a second)
+LIMITS = Limits(wall_time_s=30, cpu_time_s=15, memory_mb=512, max_processes=16, tmpfs_mb=16)
+
+
+def run_program(code: str, stdin: str) -> tuple[str, int]:
+    """stdout and exit status of ``code`` run on ``stdin`` as the sandbox runs a Python
+    candidate (its python3, /app/main.py, bubblewrap, :data:`LIMITS`: a memory cap and CPU and
+    wall-clock limits, cgroup-accounted where cgroups are writable); skipped where there is no
+    sandbox. A run that hits a limit fails the test: no verdict of a stopped run is compared."""
+    python = LANGUAGES["python"]
+    if shutil.which("bwrap") is None:
+        pytest.skip("needs the 'bwrap' toolchain on PATH (see `make system-deps`): programs "
+                    "run only in the sandbox")  # fmt: skip
+    try:
+        python.check_toolchain()
+    except ToolchainMissing as err:
+        pytest.skip(str(err))
+    root = make_temp_dir("transforms-test")  # where the sandbox user can reach the program
+    try:
+        root.chmod(0o711)
+        app = root / "app"
+        app.mkdir()
+        (app / python.source).write_text(code, encoding="utf-8")
+        give_to_sandbox(app)
+        (root / "stdin").write_text(stdin, encoding="utf-8")
+        outcome = run_command(
+            python.run_argv(LIMITS.memory_mb), app_dir=app, limits=LIMITS,
+            stdin_path=root / "stdin", stdout_path=root / "stdout", stderr_path=root / "stderr",
+            env=python.env, memory_overhead_mb=python.memory_overhead_mb,
+            use_cgroups=cgroups_available(),
+        )  # fmt: skip
+        stopped = [k for k in ("timed_out", "memory_exceeded", "output_exceeded")
+                   if getattr(outcome, k)]  # fmt: skip
+        assert not stopped, f"the run hit a limit ({', '.join(stopped)}) on {stdin!r}:\n{code}"
+        return (root / "stdout").read_text(encoding="utf-8", errors="replace"), outcome.exit_code
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def apply(name: str, code: str, seed: int = 0) -> str:
@@ -258,7 +294,7 @@ def test_registry_phrases_match_the_guideline_file():
 
 @pytest.mark.parametrize("name", list(HANDLED))
 @pytest.mark.parametrize("program", list(PROGRAMS))
-def test_transformation_keeps_stdout_and_exit_status(name, program, tmp_path):
+def test_transformation_keeps_stdout_and_exit_status(name, program):
     code, stdins = PROGRAMS[program]
     try:
         new = apply(name, code)
@@ -269,14 +305,14 @@ def test_transformation_keeps_stdout_and_exit_status(name, program, tmp_path):
     assert new != code
     compile(new, "<new>", "exec")
     for stdin in stdins:
-        assert run_program(new, stdin, tmp_path) == run_program(code, stdin, tmp_path), stdin
+        assert run_program(new, stdin) == run_program(code, stdin), stdin
 
 
-def test_the_programs_exercise_exit_status_and_crashes(tmp_path):
+def test_the_programs_exercise_exit_status_and_crashes():
     code = PROGRAMS["exits"][0]
-    assert run_program(code, "-2\n", tmp_path) == ("negative\n", 3)
-    assert run_program(code, "0\n", tmp_path) == ("square 0\n", 1)
-    assert run_program(code, "\r\n", tmp_path)[1] == 1
+    assert run_program(code, "-2\n") == ("negative\n", 3)
+    assert run_program(code, "0\n") == ("square 0\n", 1)
+    assert run_program(code, "\r\n")[1] == 1
 
 
 @pytest.mark.parametrize("name", MAINTAINABILITY)
@@ -305,7 +341,19 @@ def test_deep_nesting_depth_gives_depth_minus_one_mergeable_ifs_per_body(ruff):
         transforms.deep_nesting(code, random.Random(0), depth=1)
 
 
-def test_cryptic_names_is_scope_correct_and_leaves_library_names(tmp_path):
+def test_programs_run_in_the_sandbox_under_its_memory_cap():
+    """A program sees none of the host (not this repository) and cannot take the machine's
+    memory: the run is stopped at the cap (or, without cgroups, the allocation fails)."""
+    assert run_program(f"import os\nprint(os.path.exists({str(REPO)!r}))\n", "") == ("False\n", 0)
+    try:
+        out, status = run_program("x = bytearray(1 << 30)\nprint('allocated')\n", "")
+    except AssertionError as err:
+        assert "hit a limit (memory_exceeded)" in str(err)
+    else:
+        assert (out, status) == ("", 1)  # RLIMIT_DATA where cgroups are not writable
+
+
+def test_cryptic_names_is_scope_correct_and_leaves_library_names():
     code = (
         "import math\n"
         "key = 3\n"
@@ -334,7 +382,7 @@ def test_cryptic_names_is_scope_correct_and_leaves_library_names(tmp_path):
         assert kept in new
     for gone in ("def area(side", "total", "max_", "outer", "inner", "count"):
         assert gone not in new
-    assert run_program(new, "4\n", tmp_path) == run_program(code, "4\n", tmp_path)
+    assert run_program(new, "4\n") == run_program(code, "4\n")
 
 
 @pytest.mark.parametrize(
@@ -353,11 +401,11 @@ def test_cryptic_names_refuses_what_it_cannot_rename_safely(code, reason):
         apply("cryptic_names", code)
 
 
-def test_cryptic_names_allows_eval_of_stdin(tmp_path):
+def test_cryptic_names_allows_eval_of_stdin():
     code = "def f(y):\n    return y * 2\nprint(f(eval(input())))\n"
     new = apply("cryptic_names", code)
     assert "eval(input())" in new and "def f(" not in new
-    assert run_program(new, "21\n", tmp_path) == ("42\n", 0)
+    assert run_program(new, "21\n") == ("42\n", 0)
 
 
 @pytest.mark.parametrize(
@@ -399,11 +447,11 @@ def _measure_or_skip(*args, **kwargs):
 @sandboxed
 @pytest.mark.parametrize(("name", "figure"), [("redundant_recomputation", "cpu_time_ms"),
                                               ("buffer_duplicates", "memory_kb")])  # fmt: skip
-def test_speed_and_memory_transformations_pass_the_margin(name, figure, tmp_path):
+def test_speed_and_memory_transformations_pass_the_margin(name, figure):
     subs = []
     for program in ("functions", "script"):
         code, stdins = PROGRAMS[program]
-        tests = [(s, run_program(code, s, tmp_path)[0]) for s in stdins]
+        tests = [(s, run_program(code, s)[0]) for s in stdins]
         subs += [(program, code, tests), (f"{program}+", apply(name, code), tests)]
     measured = _measure_or_skip(subs, repeats=3, progress=False)
     for program in ("functions", "script"):
@@ -473,7 +521,7 @@ def test_transform_variants_rejects_bad_arguments_and_surfaces_bugs():
 
 
 @pytest.mark.needs_shared_data
-def test_real_codenet_submissions_keep_their_behaviour(tmp_path):
+def test_real_codenet_submissions_keep_their_behaviour():
     from coreb_toolkit.sources import codenet
 
     data = codenet.load([SHARED_DATA / "codenet", SHARED_DATA / "nofuneval"], progress=False)
@@ -486,12 +534,12 @@ def test_real_codenet_submissions_keep_their_behaviour(tmp_path):
             break
     handled = Counter()
     for code, (stdin, _) in picked:
-        expected = run_program(code, stdin, tmp_path)
+        expected = run_program(code, stdin)
         for name in TRANSFORMATIONS:
             try:
                 new = apply(name, code)
             except TransformRefused:
                 continue
             handled[name] += 1
-            assert run_program(new, stdin, tmp_path) == expected, (name, code)
+            assert run_program(new, stdin) == expected, (name, code)
     assert all(handled[name] >= 3 for name in TRANSFORMATIONS), handled
