@@ -53,6 +53,7 @@ from coreb_toolkit.benchmark.results import CorebResults
 from coreb_toolkit.untrusted import bounded_lines, inside, jsonl_objects
 from eval_metrics import COREB_METRIC_PATH, aggregate, evaluate_retrieval, positive_ties, read_run
 from eval_metrics.measures import MEASURES
+from eval_metrics.membership import check_run_membership
 from eval_metrics.retrieval import RetrievalEvaluation
 from eval_metrics.ties import PositiveTies
 from model_cards.leaderboard.submission import Submission, read_submission
@@ -229,21 +230,10 @@ def _read_stage_run(root: Path, path: Path, data: Any, top_k: int) -> dict[str, 
         raise
     except ValueError as err:
         raise SubmissionRejected(str(err).replace(str(real), str(path))) from None
-    corpus = data.corpus
-    for qid, docs in run.items():
-        if qid not in data.qrels:
-            raise SubmissionRejected(f"{path}: query {qid!r} is not a query of this subtask")
-        if len(docs) > top_k:
-            raise SubmissionRejected(
-                f"{path}: query {qid!r} ranks {len(docs)} documents, more than the {top_k} the "
-                "results file says each query kept (top_k, or rerank_top_k for a reranked run)"
-            )
-        stray = next((d for d in docs if d not in corpus), None)
-        if stray is not None:
-            raise SubmissionRejected(
-                f"{path}: query {qid!r} ranks {stray!r}, which is not in {data.corpus_name}, the "
-                "corpus this subtask ranks"
-            )
+    try:
+        check_run_membership(str(path), run, data.qrels, data.corpus, data.corpus_name, top_k)
+    except ValueError as err:
+        raise SubmissionRejected(str(err)) from None
     return run
 
 
