@@ -56,14 +56,18 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
 def inside(root: str | os.PathLike[str], path: str | os.PathLike[str], what: str = "file") -> Path:
-    """``path`` (absolute, or relative to ``root``) resolved, when it stays inside ``root``.
+    """``path`` resolved, when it stays inside ``root``. ``path`` is absolute, or a path that
+    begins with ``root`` as ``root`` was given (``root / name``, relative to the working folder
+    when ``root`` is), or else a name relative to ``root``.
 
     A ``..`` or a symlink that leads out of ``root`` is refused, and so is anything but a
     regular file or a folder (``what="folder"`` asks for a folder). A missing path is returned
     as it is, resolved, for the caller to report.
     """
     base = Path(root).resolve()
-    given = Path(path) if Path(path).is_absolute() else Path(root) / path
+    given = Path(path)
+    if not given.is_absolute() and not given.is_relative_to(Path(root)):
+        given = Path(root) / given
     resolved = given.resolve()
     if resolved != base and base not in resolved.parents:
         link = " (a symlink pointing out of it)" if _has_symlink(Path(root), given) else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 
 import pytest
 
@@ -152,3 +153,18 @@ def test_markdown_code_cannot_be_closed_from_inside():
     body = 'x\n```\n<img src=z>\n````\n{"a": 1}'
     rendered = md.render(markdown_fence(body, "json"))
     assert rendered == f'<pre><code class="language-json">{html_text(body)}\n</code></pre>\n'
+
+
+def test_inside_takes_paths_relative_to_the_working_folder(tmp_path, monkeypatch):
+    """A command given a relative folder joins names to it (`board/bm25/runs/x.trec`): that
+    path is the file, not `board/bm25/board/bm25/runs/x.trec` (the demo's leaderboard)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "board" / "runs").mkdir(parents=True)
+    (tmp_path / "board" / "runs" / "x.trec").write_text("q Q0 d 1 1.0 t\n")
+    found = (tmp_path / "board" / "runs" / "x.trec").resolve()
+    assert inside("board", Path("board") / "runs" / "x.trec") == found
+    assert inside("board", "runs/x.trec") == found
+    assert inside(Path("board").resolve(), "runs/x.trec") == found
+    (tmp_path / "secret").write_text("token")
+    with pytest.raises(ValueError, match="leads outside"):
+        inside("board", Path("board") / ".." / "secret")

@@ -253,7 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         top.exit(2, f"coreb {name}: error: {err}\n")
     args, extras = parser.parse_known_args(rest)
     command, leaf = args._command, args._parser
-    shown = typed if note else command.name  # errors name the command the user typed
+    # errors name the command the user typed, subcommand included (`coreb leaderboard build`)
+    shown = typed if note else leaf.prog.removeprefix("coreb ")
     flags = [e.split("=", 1)[0] for e in extras if e.startswith("-")]
     if flags:
         from coreb_toolkit.cli.parsing import unknown_flag_message

@@ -136,3 +136,13 @@ def test_build_writes_its_folder_whole_or_not_at_all(data, tmp_path, monkeypatch
     with pytest.raises(SystemExit):  # without --force an existing board is not replaced
         run_cli("leaderboard", "build", subs, "--dataset", data.dataset, "--out", board)
     assert "exists; pass overwrite=True (--force)" in capsys.readouterr().err
+
+
+def test_an_error_names_the_subcommand_typed(tmp_path, capsys):
+    from coreb_toolkit.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["leaderboard", "build", str(tmp_path), "--dataset", str(tmp_path / "nowhere"),
+              "--out", str(tmp_path / "out")])  # fmt: skip
+    assert exit_.value.code == 2
+    assert "coreb leaderboard build: error: " in capsys.readouterr().err
