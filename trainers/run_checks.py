@@ -81,8 +81,8 @@ def check_resumed_data(
         raise ValueError(
             f"{where}: no {DATA_REPORT} there; resume from a checkpoint-N folder this trainer wrote"
         )
-    step = check_checkpoint_files(checkpoint)
-    saved = read_record(checkpoint / DATA_REPORT).get("fingerprint")
+    step, records = check_checkpoint_files(checkpoint)
+    saved = records[DATA_REPORT].get("fingerprint")
     if saved != data.fingerprint:
         raise ValueError(
             f"{where}: the training examples changed since that checkpoint (fingerprint "
@@ -113,33 +113,34 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), "number")
 
 
-def check_checkpoint_files(checkpoint: Path) -> int:
+def check_checkpoint_files(checkpoint: Path) -> tuple[int, dict[str, Any]]:
     """Every file of ``checkpoint`` a resume reads, read first (see the module docstring);
-    returns the step of its ``trainer_state.json``."""
+    returns the step of its ``trainer_state.json`` and its JSON records by file name."""
     if not (checkpoint / TRAINER_STATE).exists():
         raise ValueError(
             f"resume_from_checkpoint={checkpoint}: no {TRAINER_STATE} there; resume from a "
             "checkpoint-N folder a run wrote"
         )
-    for path in sorted(checkpoint.glob("*.json")):  # the Trainer's, the model's, ours
-        read_record(path, obj=path.name in (TRAINER_STATE, DATA_REPORT))
-    step = _check_state(checkpoint / TRAINER_STATE)
+    records = {  # the Trainer's, the model's, ours
+        path.name: read_record(path, obj=path.name in (TRAINER_STATE, DATA_REPORT))
+        for path in sorted(checkpoint.glob("*.json"))
+    }
+    step = _check_state(checkpoint / TRAINER_STATE, records[TRAINER_STATE])
     for path in sorted(checkpoint.iterdir()):
         if path.name in TORCH_FILES or RNG_STATE.fullmatch(path.name):
             _check_torch_file(path, TORCH_FILES.get(path.name, ("python", "numpy", "cpu")))
         elif path.suffix == ".safetensors":
             _check_safetensors(path)
-    return step
+    return step, records
 
 
-def _check_state(path: Path) -> int:
+def _check_state(path: Path, state: dict[str, Any]) -> int:
     """``trainer_state.json``'s fields of the types the Trainer reads, and its step: a
     non-negative integer, the ``N`` of a ``checkpoint-N`` folder, within its own ``max_steps``."""
     from dataclasses import fields
 
     from transformers import TrainerState
 
-    state = read_record(path)
     unknown = sorted(set(state) - {f.name for f in fields(TrainerState)})
     if unknown:
         raise ValueError(

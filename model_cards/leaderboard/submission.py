@@ -378,9 +378,10 @@ def read_submission(folder: str | os.PathLike[str]) -> Submission:
     if not isinstance(results, CorebResults):
         raise ValueError(f"{root}: a {results.kind} results file; the leaderboard takes CoREB ones")
     meta_path = root / META_FILE
-    if not inside(root, META_FILE).exists():
+    meta_real = inside(root, META_FILE)
+    if not meta_real.exists():
         raise ValueError(f"{root}: no {META_FILE}; make the folder with `coreb leaderboard submit`")
-    meta = ModelMeta.from_dict(read_json(inside(root, META_FILE)), str(meta_path))
+    meta = ModelMeta.from_dict(read_json(meta_real), str(meta_path))
     name = results.model.get("name")
     if meta.name != name:
         raise ValueError(
