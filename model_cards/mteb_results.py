@@ -40,7 +40,7 @@ from typing import Any
 
 from coreb_toolkit.benchmark.provenance import dataset_revision
 from coreb_toolkit.benchmark.results import CorebResults, read_results
-from coreb_toolkit.builders.hub_folder import hub_folder_configs
+from coreb_toolkit.builders.hub_folder import hub_folder_configs, replace_folder
 from coreb_toolkit.untrusted import check_finite, read_json
 from eval_metrics import read_run
 from eval_metrics.membership import check_run_membership
@@ -430,7 +430,6 @@ def write_mteb_submission(
     created = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    old = out.parent / f"{tmp.name}.old"
     try:
         cache = mteb.ResultCache(tmp)
         for task, values in scores.items():
@@ -445,18 +444,13 @@ def write_mteb_submission(
         (tmp / "NOTES.md").write_text(_notes(scores, skipped, notes), encoding="utf-8")
         _check_written(tmp)
         scores = _validate(mteb, tmp, meta, scores)
-        if out.exists():
-            out.rename(old)
-        tmp.rename(out)
+        replace_folder(tmp, out)  # an old submission is swapped back if the rename fails
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        if old.exists() and not out.exists():
-            old.rename(out)
         for folder in created:  # deepest first: the folders this call made, if still empty
             with contextlib.suppress(OSError):
                 folder.rmdir()
         raise
-    shutil.rmtree(old, ignore_errors=True)
     model_dir = mteb.ResultCache(out).get_task_result_path(next(iter(scores)), meta).parent
     return MtebSubmission(out, model_dir, scores, skipped, n_queries, notes)
 
