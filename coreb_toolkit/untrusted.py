@@ -25,7 +25,6 @@ Showing:
 * :func:`markdown_text`: a string safe in Markdown and in the HTML a Markdown renderer emits;
   :func:`markdown_code` / :func:`markdown_fence`: a string shown verbatim as inline code or a
   code block, whatever backticks it holds;
-* :func:`html_text`: a string safe in HTML text and attribute values;
 * :func:`csv_cell`: a string a spreadsheet shows as text, never runs as a formula (OWASP's
   "CSV injection" rule: a leading ``= + - @``, tab or carriage return is quoted with ``'``);
 * :func:`plot_text`: a string matplotlib draws literally (no mathtext between ``$`` signs).
@@ -287,13 +286,6 @@ def markdown_fence(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{text}\n{fence}"
 
 
-def html_text(text: Any) -> str:
-    """``text`` safe in HTML text and in quoted attribute values."""
-    import html
-
-    return html.escape(str(text), quote=True)
-
-
 def csv_cell(text: Any) -> Any:
     """A CSV cell value a spreadsheet shows as text: a string that would start a formula is
     prefixed with ``'``; numbers pass unchanged."""
@@ -315,7 +307,6 @@ __all__ = [
     "bounded_lines",
     "check_finite",
     "csv_cell",
-    "html_text",
     "inside",
     "json_value",
     "jsonl_objects",
