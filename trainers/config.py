@@ -193,10 +193,25 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
         default=10, metadata=_help("n of the word n-grams compared with eval statements")
     )
     max_ngram_overlap: float = field(
-        default=0.0,
+        default=0.2,
         metadata=_help(
-            "a training statement sharing more than this fraction of its n-grams with the eval "
-            "statements is a near duplicate (0 = any shared n-gram, SynH-Rank's rule)"
+            "a training statement sharing more than this fraction of its compared n-grams with "
+            "the eval statements is a near duplicate (0 = any shared n-gram, SynH-Rank's rule; "
+            "0.2: the real v2602 -> v2603 boilerplate reaches 0.049, a copied statement 1.0)"
+        ),
+    )
+    template_filter: bool = field(
+        default=True,
+        metadata=_help(
+            "ignore template n-grams in the near-duplicate check: sample/format data and "
+            "n-grams frequent on either side (trainers.decontamination)"
+        ),
+    )
+    template_share: float = field(
+        default=0.01,
+        metadata=_help(
+            "an n-gram in more than this share (and at least 3) of one side's problems is "
+            "template text"
         ),
     )
     near_duplicate_action: str = field(
@@ -264,6 +279,28 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
             "on the right to fit, never the prompt's instruction, query or suffix"
         ),
     )
+    validation_max_examples: int = field(
+        default=0,
+        metadata=_help(
+            "score at most this many held-out pairs (a seeded sample of the validation "
+            "problems' examples; the rest are neither trained on nor scored); 0: all"
+        ),
+    )
+    validation_curve_steps: int = field(
+        default=0,
+        metadata=_help(
+            "score the held-out pairs every N optimizer steps (validation ROC AUC and log-loss "
+            "against examples seen, in OUTPUT_DIR/validation_curve.jsonl); 0: only before and "
+            "after training"
+        ),
+    )
+    answer_only_loss: bool = field(
+        default=True,
+        metadata=_help(
+            "take the logits at the answer position alone (logits_to_keep, as the reranker "
+            "scores); false: TRL's loss over every position (the same value, more compute)"
+        ),
+    )
     activation_checkpointing: bool | None = field(
         default=True,
         metadata=_help("recompute activations in the backward pass (gradient checkpointing)"),
@@ -288,7 +325,8 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
             value = getattr(self, f)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise bad(f, "must be a positive integer")
-        for f in ("easy_negatives", "hard_negatives"):
+        for f in ("easy_negatives", "hard_negatives", "validation_curve_steps",
+                  "validation_max_examples"):  # fmt: skip
             value = getattr(self, f)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise bad(f, "must be a non-negative integer")
@@ -298,6 +336,8 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
             raise bad("validation_fraction", "must be in [0, 1) (0 = no validation split)")
         if not 0.0 <= self.max_ngram_overlap <= 1.0:
             raise bad("max_ngram_overlap", "must be in [0, 1]")
+        if not 0.0 <= self.template_share <= 1.0:
+            raise bad("template_share", "must be in [0, 1]")
         if self.near_duplicate_action not in NEAR_DUPLICATE_ACTIONS:
             raise bad("near_duplicate_action", f"must be one of {NEAR_DUPLICATE_ACTIONS}")
         if self.attn_implementation not in ATTENTION_IMPLEMENTATIONS:

@@ -30,6 +30,7 @@ import hashlib
 import json
 import logging
 import math
+import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -46,6 +47,7 @@ DISJOINTNESS_REPORT = "disjointness_report.json"
 TRAINING_CONFIG = "training_config.json"
 VALIDATION_SCORES = "validation_scores.jsonl"
 VALIDATION_METRICS = "validation_metrics.json"
+VALIDATION_CURVE = "validation_curve.jsonl"
 CURVES = "training_curves.png"
 RUN_INFO = "run_info.json"
 EXAMPLES_DIR = "examples"
@@ -121,8 +123,14 @@ def build_training_data(config: CorebRerankerConfig) -> TrainingData:
         ngram=config.decontamination_ngram,
         max_overlap=config.max_ngram_overlap,
         near_duplicate_action=config.near_duplicate_action,
+        template_filter=config.template_filter,
+        template_share=config.template_share,
     )
     train, validation = examples.split_validation(rows, config.validation_fraction, config.seed)
+    held_out = len(validation)
+    if 0 < config.validation_max_examples < held_out:
+        keep = random.Random(config.seed).sample(range(held_out), config.validation_max_examples)
+        validation = [validation[i] for i in sorted(keep)]
     report = {
         "train_sources": list(config.train_sources),
         "options": asdict(options),
@@ -130,8 +138,17 @@ def build_training_data(config: CorebRerankerConfig) -> TrainingData:
         "validation": examples.example_counts(validation),
         "train_problems": len({r["source_problem_id"] for r in train}),
         "validation_problems": len({r["source_problem_id"] for r in validation}),
+        "validation_held_out_examples": held_out,
     }
     return TrainingData(train, validation, report, disjointness.to_dict())
+
+
+def yes_no(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``"<yes> yes / <no> no (<share>% yes)"`` of examples: the base rate a model can learn
+    without learning relevance."""
+    yes = sum(r["answer"] == "yes" for r in rows)
+    share = f"{100 * yes / len(rows):.1f}% yes" if rows else "no example"
+    return f"{yes:,} yes / {len(rows) - yes:,} no ({share})"
 
 
 def training_statements(
@@ -224,6 +241,35 @@ class YesNoCollator:
         return batch
 
 
+def answer_token_loss(
+    model: Any, inputs: Mapping[str, Any], num_items_in_batch: Any = None
+) -> tuple[Any, Any]:
+    """The cross-entropy of the answer tokens over the full vocabulary, with the logits taken
+    at the positions that predict them alone (``logits_to_keep``, as
+    :class:`~reranker.generative.GenerativeReranker` scores): the same loss as the model's own
+    (sum over labelled tokens / ``num_items_in_batch``, else their count), without projecting
+    every position through the LM head. In a left-padded batch every answer is in the last
+    column, so one position per sequence. Returns ``(loss, outputs)``."""
+    import torch
+
+    labels = inputs["labels"]
+    targets = labels[:, 1:]
+    # positions (of the unshifted sequence) whose next token carries a label in some row
+    keep = (targets != IGNORE_INDEX).any(dim=0).nonzero().squeeze(-1)
+    forward = {k: v for k, v in inputs.items() if k != "labels"}
+    outputs = model(**forward, logits_to_keep=keep, use_cache=False)
+    logits = outputs.logits  # rows x len(keep) x vocabulary
+    picked = targets[:, keep]
+    total = torch.nn.functional.cross_entropy(
+        logits.float().reshape(-1, logits.shape[-1]),
+        picked.reshape(-1).to(logits.device),
+        ignore_index=IGNORE_INDEX,
+        reduction="sum",
+    )
+    count = (picked != IGNORE_INDEX).sum() if num_items_in_batch is None else num_items_in_batch
+    return total / torch.as_tensor(count, device=total.device).clamp(min=1), outputs
+
+
 # -- 4: model and trainer -----------------------------------------------------------------
 def resolve_base(name: str, gguf_file: str | None) -> tuple[str, str | None]:
     """The folder / id and GGUF file of a base model; a bundled generative reranker's name
@@ -304,6 +350,43 @@ def lora_config(config: CorebRerankerConfig) -> Any:
         target_modules=targets,
         task_type="CAUSAL_LM",
         bias="none",
+    )
+
+
+def make_trainer(
+    config: CorebRerankerConfig, model: Any, tokenizer: Any, prompt: YesNoPrompt,
+    train_set: Any, eval_set: Any, callbacks: Sequence[Any] = (),
+) -> Any:  # fmt: skip
+    """The run's ``trl.SFTTrainer``: LoRA on ``model``, :class:`YesNoCollator` batches, the
+    run's checks (:mod:`trainers.run_checks`) and, with ``config.answer_only_loss``,
+    :func:`answer_token_loss` (else TRL's own loss, over every position)."""
+    from trl import SFTTrainer
+
+    class YesNoTrainer(GuardedTrainer, SFTTrainer):
+        """TRL's SFTTrainer with the run's checks and the answer-position loss."""
+
+        def compute_loss(
+            self, model: Any, inputs: Any, return_outputs: bool = False,
+            num_items_in_batch: Any = None,
+        ) -> Any:  # fmt: skip
+            if not config.answer_only_loss:
+                return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            loss, outputs = answer_token_loss(model, inputs, num_items_in_batch)
+            # as TRL's: num_items_in_batch counts every rank's tokens, DDP averages gradients
+            if self.args.average_tokens_across_devices and num_items_in_batch is not None:
+                loss = loss * self.accelerator.num_processes
+            return (loss, outputs) if return_outputs else loss
+
+    return YesNoTrainer(
+        model=model,
+        args=config,
+        train_dataset=train_set,
+        eval_dataset=eval_set,
+        processing_class=tokenizer,
+        data_collator=YesNoCollator(prompt),
+        peft_config=lora_config(config),
+        callbacks=list(callbacks),
+        loss_name="answer-token cross-entropy",
     )
 
 
@@ -482,6 +565,61 @@ def _reranker(model: Any, tokenizer: Any, config: CorebRerankerConfig) -> Any:
     )
 
 
+def examples_seen(config: Any, step: int) -> int:
+    """Training examples fed by optimizer step ``step`` (every process, every accumulation)."""
+    from accelerate import PartialState
+
+    per_step = config.per_device_train_batch_size * config.gradient_accumulation_steps
+    return step * per_step * PartialState().num_processes
+
+
+def curve_point(config: Any, step: int, rows: Sequence[Mapping[str, Any]], scores: Any) -> dict:
+    """One point of the learning curve: the step, the examples seen and
+    :func:`validation_metrics` of the held-out pairs."""
+    return {"step": step, "examples_seen": examples_seen(config, step),
+            **validation_metrics(rows, scores)}  # fmt: skip
+
+
+def curve_callback(config: CorebRerankerConfig, data: TrainingData, tokenizer: Any) -> Any:
+    """A ``TrainerCallback`` that scores the held-out pairs every
+    ``config.validation_curve_steps`` optimizer steps (main process) and appends the point to
+    ``OUTPUT_DIR/validation_curve.jsonl`` (:func:`curve_point`): validation ROC AUC and
+    log-loss against the examples seen."""
+    import torch
+    from transformers import TrainerCallback
+
+    path = Path(config.output_dir) / VALIDATION_CURVE
+    every = config.validation_curve_steps
+
+    class ValidationCurve(TrainerCallback):
+        """Held-out ROC AUC and log-loss every few steps."""
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if not state.is_world_process_zero or state.global_step % every:
+                return
+            model = kwargs["model"]
+            training = model.training
+            with torch.no_grad():
+                scores = score_examples(_reranker(model, tokenizer, config), data.validation)
+            model.train(training)
+            point = curve_point(config, state.global_step, data.validation, scores)
+            logger.info(
+                "step %d (%d examples): validation ROC AUC %.4f, log-loss %.4f",
+                point["step"], point["examples_seen"], point.get("roc_auc", float("nan")),
+                point["log_loss"],
+            )  # fmt: skip
+            append_jsonl(path, point)
+
+    return ValidationCurve()
+
+
+def append_jsonl(path: Path, row: Mapping[str, Any]) -> None:
+    """Append ``row`` to the JSON Lines file ``path`` (made with its folder when missing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(row, sort_keys=True) + "\n")
+
+
 def write_validation(
     folder: Path, rows: Sequence[Mapping[str, Any]], before: Sequence[float], after: Sequence[float]
 ) -> dict[str, dict]:
@@ -516,14 +654,13 @@ def train_coreb_reranker(
     import torch
     from accelerate import PartialState
     from transformers import set_seed
-    from trl import SFTTrainer
 
     state = PartialState()
     set_seed(config.seed)
     data = data if data is not None else build_training_data(config)
     logger.info(
-        "%d training and %d validation examples (%s)",
-        len(data.train), len(data.validation), data.fingerprint[:12],
+        "%d training and %d validation examples (%s); yes/no of the training examples: %s",
+        len(data.train), len(data.validation), data.fingerprint[:12], yes_no(data.train),
     )  # fmt: skip
     if not data.train:
         raise ValueError("no training example: the train sources gave none (see the data report)")
@@ -559,20 +696,15 @@ def train_coreb_reranker(
             else:
                 logger.info("no %s examples: no %s/%s.parquet", split, EXAMPLES_DIR, split)
 
-    class YesNoTrainer(GuardedTrainer, SFTTrainer):
-        """TRL's SFTTrainer with the run's checks (:mod:`trainers.run_checks`)."""
-
     guard = run_guard()
-    trainer = YesNoTrainer(
-        model=model,
-        args=config,
-        train_dataset=train_set,
-        eval_dataset=eval_set,
-        processing_class=tokenizer,
-        data_collator=YesNoCollator(prompt),
-        peft_config=lora_config(config),
-        callbacks=[guard, extras_callback(config, data), *callbacks],
-        loss_name="answer-token cross-entropy",
+    extra = [guard, extras_callback(config, data)]
+    if config.validation_curve_steps and data.validation:
+        extra.append(curve_callback(config, data, tokenizer))
+        if state.is_main_process and not config.resume_from_checkpoint:
+            (output / VALIDATION_CURVE).unlink(missing_ok=True)
+            append_jsonl(output / VALIDATION_CURVE, curve_point(config, 0, data.validation, before))
+    trainer = make_trainer(
+        config, model, tokenizer, prompt, train_set, eval_set, [*extra, *callbacks]
     )
     started = time.perf_counter()
     trainer.train(resume_from_checkpoint=config.resume_from_checkpoint)
@@ -616,17 +748,21 @@ __all__ = [
     "DISJOINTNESS_REPORT",
     "RUN_INFO",
     "TRAINING_CONFIG",
+    "VALIDATION_CURVE",
     "VALIDATION_METRICS",
     "VALIDATION_SCORES",
     "TrainResult",
     "TrainingData",
     "YesNoCollator",
+    "answer_token_loss",
     "build_training_data",
     "by_instruction",
     "checkpoint_extras",
+    "curve_callback",
     "extras_callback",
     "load_base",
     "lora_config",
+    "make_trainer",
     "resolve_base",
     "save_curves",
     "score_examples",
@@ -636,4 +772,5 @@ __all__ = [
     "write_json",
     "write_run_info",
     "write_run_records",
+    "yes_no",
 ]

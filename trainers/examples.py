@@ -729,7 +729,7 @@ def examples_dataset(examples: Sequence[Mapping[str, str]]) -> datasets.Dataset:
 
 def example_counts(examples: Iterable[Mapping[str, str]]) -> dict[str, Any]:
     """Counts for the data report: total, problems, and by kind, answer, source, main task,
-    subtask (keys sorted)."""
+    subtask (keys sorted), and the share of "yes" answers (None without examples)."""
     examples = list(examples)
 
     def by(column: str) -> dict[str, int]:
@@ -740,6 +740,9 @@ def example_counts(examples: Iterable[Mapping[str, str]]) -> dict[str, Any]:
         "problems": len({e["source_problem_id"] for e in examples}),
         "by_kind": by("kind"),
         "by_answer": by("answer"),
+        "yes_share": (sum(e["answer"] == "yes" for e in examples) / len(examples))
+        if examples
+        else None,
         "by_source": by("source"),
         "by_main_task": by("main_task"),
         "by_subtask": by("subtask"),

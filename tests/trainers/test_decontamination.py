@@ -12,6 +12,7 @@ from trainers.decontamination import (
     ContaminationError,
     EvalSource,
     check_disjointness,
+    is_data,
     statement_ngrams,
 )
 from trainers.examples import coreb_examples, problem_statements
@@ -55,7 +56,9 @@ def test_disjoint_releases_pass_with_an_empty_report(setup):
         "eval_sources": [spec], "train_problems": 2, "eval_problems": 2, "shared_problems": [],
         "near_duplicates": [], "ngram": 10, "max_overlap": 0.0, "action": "error",
         "allow_shared_problems": False, "dropped_examples": 0,
+        "template": report.template, "closest": [],
     }  # fmt: skip
+    assert report.template["enabled"] is True and report.template["frequent_train_ngrams"] == 0
     json.dumps(report.to_dict())
 
 
@@ -145,3 +148,72 @@ def test_ngrams_and_argument_errors(setup):
             check_disjointness(setup["examples"], {}, [], **kwargs)
     with pytest.raises(ValueError, match="must be a list"):
         check_disjointness(setup["examples"], {}, str(Path("x")))
+
+
+# -- the template filter ------------------------------------------------------------------
+BOILERPLATE = "the input is given from standard input in the following format"  # 11 words
+
+
+def _eval_with(root: Path, texts: list[str]) -> str:
+    """A copy of the fixture release whose V3 text corpus also holds ``texts`` (problems E0,
+    E1, ...)."""
+    release = R.write_release(root)
+    rows = [dict(r) for r in R.V3_TEXT]
+    for i, text in enumerate(texts):
+        row = dict(R.V3_TEXT[0])
+        row.update(text_id=f"tx{i}", meta={"source_problem_id": f"E{i}"}, text=text)
+        rows.append(row)
+    (release / "text_corpus" / f"{R.V3}.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
+    return f"{release}@{R.V3}"
+
+
+def test_frequent_boilerplate_and_sample_data_are_ignored_but_a_copy_is_not(setup, tmp_path):
+    stories = [f"story number {w} about trees and graphs and paths {w} again" for w in "abcde"]
+    evals = [f"{s} {BOILERPLATE} n m" for s in stories[:3]]  # boilerplate in 3 of 3 problems
+    spec = _eval_with(tmp_path / "ev", evals)
+    # the training statement shares only the boilerplate and a run of sample numbers
+    numbers = "1 2 3 4 5 6 7 8 9 10 11 12"
+    train = {"P9": [f"compute the answer quickly {BOILERPLATE} {numbers}"]}
+    with pytest.raises(ContaminationError, match="template n-grams compared"):
+        check_disjointness(setup["examples"], train, [spec], template_filter=False)
+    _, report = check_disjointness(setup["examples"], train, [spec])
+    assert report.near_duplicates == [] and report.closest == []
+    # the boilerplate's 10-grams and those running into it ("again the input ...", "... n m")
+    assert report.template["frequent_eval_ngrams"] == 5
+    shown = {d["ngram"]: (d["side"], d["problems"]) for d in report.template["most_frequent"]}
+    assert shown[" ".join(BOILERPLATE.split()[:10])] == ("eval", 3)
+    assert report.template["data_ngrams"] >= 3
+    # a copy of one evaluation statement, boilerplate and all, is still a near duplicate
+    train = {"P9": [evals[1]]}
+    with pytest.raises(ContaminationError, match=r"P9 ~ E1 .*overlap 1\.000"):
+        check_disjointness(setup["examples"], train, [spec])
+    # ... and a phrase in only two problems is not template: it is compared
+    spec2 = _eval_with(tmp_path / "ev2", evals[:2])
+    with pytest.raises(ContaminationError, match="P9 ~ E"):
+        check_disjointness(setup["examples"], {"P9": [f"solve it {BOILERPLATE}"]}, [spec2])
+
+
+def test_the_template_share_scales_with_the_number_of_problems(setup, tmp_path):
+    stories = [f"story {i} of the trees and the many paths it has here" for i in range(5)]
+    spec = _eval_with(tmp_path / "ev", [f"{s} {BOILERPLATE}" for s in stories])
+    train = {"P9": [f"solve it {BOILERPLATE}"]}
+    _, report = check_disjointness(setup["examples"], train, [spec])  # 5 of 5 > 1%
+    assert report.near_duplicates == []
+    # more than 100% is never reached: with template_share=1 nothing is frequent
+    with pytest.raises(ContaminationError, match="P9 ~ E"):
+        check_disjointness(setup["examples"], train, [spec], template_share=1.0)
+    with pytest.raises(ValueError, match="template_share"):
+        check_disjointness(setup["examples"], train, [spec], template_share=2)
+
+
+def test_data_ngrams_are_numbers_and_one_character_symbols():
+    assert is_data(["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"])
+    assert is_data(["following", "format", "n", "m", "a₁", "b₁", "a₂", "b₂", "aₘ", "bₘ"])
+    assert not is_data(
+        ["given", "an", "array", "of", "integers", "and", "a", "target", "value", "return"]
+    )
+    assert not is_data(["the", "sum", "of", "n", "over", "all", "test", "cases", "does", "not"])
+    assert statement_ngrams("1 2 3 4", 2, skip_data=True) == set()
+    assert len(statement_ngrams("1 2 3 4", 2)) == 3
