@@ -52,7 +52,12 @@ from string import Template
 from typing import Any
 
 from coreb_toolkit.benchmark.report import untrained_note
-from coreb_toolkit.benchmark.results import QualcodeResults, Results, read_results
+from coreb_toolkit.benchmark.results import (
+    QualcodeResults,
+    Results,
+    check_publishable,
+    read_results,
+)
 from coreb_toolkit.builders.hub_folder import is_hub_id
 from coreb_toolkit.untrusted import check_finite, inside, markdown_code, markdown_text
 from coreb_toolkit.vocabulary import (
@@ -247,7 +252,7 @@ def _evaluations(
     for raw in paths:
         path = Path(raw)
         target = path / "results.json" if path.is_dir() else path
-        res = read_results(target)
+        res = check_publishable(read_results(target), str(target))
         check_figures(res.to_dict(), str(target))
         meta = _subject(res)
         if subject is None:

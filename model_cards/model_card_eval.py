@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from coreb_toolkit.benchmark.results import check_publishable
 from coreb_toolkit.untrusted import check_finite
 from coreb_toolkit.vocabulary import MAIN_SCORE, MC_CONFIGS, QUALCODE_PAIR_CONFIGS
 from eval_metrics.aggregate import TABLE_COLUMNS
@@ -70,6 +71,7 @@ def check_card(info: ModelCardInfo) -> None:
     and nothing non-finite anywhere in its metadata or training records: a card built in code
     is held to what :func:`model_cards.model_card.model_card_info` checks when it reads."""
     for ev in info.evaluations:
+        check_publishable(ev.results, ev.path)
         check_figures(ev.results, ev.path)
     if info.training is not None:
         record = info.training

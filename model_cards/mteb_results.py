@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from coreb_toolkit.benchmark.provenance import dataset_revision
-from coreb_toolkit.benchmark.results import CorebResults, read_results
+from coreb_toolkit.benchmark.results import CorebResults, check_publishable, read_results
 from coreb_toolkit.builders.hub_folder import hub_folder_configs, replace_folder
 from coreb_toolkit.untrusted import check_finite, read_json
 from eval_metrics import read_run
@@ -114,6 +114,7 @@ def _read(folder: Path) -> CorebResults:
             f"{folder}: a {results.kind} results file; MTEB's CoREB tasks take CoREB results "
             "(a `coreb evaluate --dataset` folder), QualCode has no MTEB task"
         )
+    check_publishable(results, str(folder / "results.json" if folder.is_dir() else folder))
     return results
 
 

@@ -9,9 +9,11 @@ card, https://huggingface.co/Qwen/Qwen3-Reranker-0.6B]:
 * assistant prefix: an empty think block, ``<think>\\n\\n</think>\\n\\n``, as the card does;
 * the answer slot: the next token after the prompt, "yes" or "no".
 
-:class:`YesNoPrompt` turns pairs into token ids (:meth:`~YesNoPrompt.encode`: the document
-truncated on the right, never the instruction, the query, the prefix or the suffix) and
-left-padded batches with position ids (:meth:`~YesNoPrompt.collate`).
+:class:`YesNoPrompt` turns pairs into token ids (:meth:`~YesNoPrompt.encode`: the user message
+cut on the right, the document first, as the official usage truncates; never the prefix or the
+suffix) and left-padded batches with position ids (:meth:`~YesNoPrompt.collate`). Training
+sequences (:meth:`~YesNoPrompt.supervised`) refuse a pair whose instruction and query alone do not
+fit: a model must not be taught to judge a document it cannot see.
 :class:`~reranker.generative.GenerativeReranker` scores the logits at the last position of
 ``encode``'s ids; the CoREB-Reranker trainer (:mod:`trainers`) trains on
 :meth:`~YesNoPrompt.supervised`, which is ``encode`` plus the answer token, supervised alone.
@@ -118,12 +120,16 @@ class YesNoPrompt:
     def encode(
         self, pairs: Sequence[tuple[str, str]], instruction: str, max_length: int
     ) -> list[list[int]]:
-        """The prompt ids of every (query, document) pair (one tokenizer call), the document
-        truncated on the right so that each prompt fits ``max_length`` tokens.
+        """The prompt ids of every (query, document) pair (one tokenizer call), the user message
+        cut on the right so that each prompt fits ``max_length`` tokens: the document first and,
+        when the instruction and query alone do not fit, the query too, as the Qwen3-Reranker
+        usage truncates (``truncation="longest_first"`` of the one formatted message, between
+        the literal prefix and suffix). A pair whose query was cut is logged (its document is
+        then not seen at all).
 
-        ``ValueError`` when a prompt without its document is longer than ``max_length``.
+        ``ValueError`` when the prefix and suffix alone take ``max_length``.
         """
-        return self._encode(pairs, instruction, max_length, answer_tokens=0)
+        return self._encode(pairs, instruction, max_length, answer_tokens=0, cut_query=True)
 
     def _encode(
         self,
@@ -131,22 +137,30 @@ class YesNoPrompt:
         instruction: str,
         max_length: int,
         answer_tokens: int,
+        cut_query: bool = False,
     ) -> list[list[int]]:
         """:meth:`encode` within ``max_length - answer_tokens`` tokens (the error names the
-        caller's ``max_length``)."""
+        caller's ``max_length``); ``cut_query=False``: a head (instruction and query) that does
+        not fit is a ``ValueError``."""
         bodies = [
             USER_TEMPLATE.format(instruction=instruction, query=q, document=d) for q, d in pairs
         ]
         enc = self.tokenizer(bodies, add_special_tokens=False, return_offsets_mapping=True)
         prefix, suffix = list(self.prefix_ids), list(self.suffix_ids)
         room = max_length - answer_tokens - len(prefix) - len(suffix)
-        out = []
+        if room < 1:
+            raise ValueError(
+                f"max_length={max_length} leaves no room for the user message: the prompt's "
+                f"prefix and suffix take {len(prefix) + len(suffix)} tokens"
+            )
+        out, cut = [], 0
         for body, (_, document), ids, offsets in zip(
             bodies, pairs, enc["input_ids"], enc["offset_mapping"], strict=True
         ):
             # tokens that begin before the document belong to the head (kept whole)
             n_head = bisect_left(offsets, len(body) - len(document), key=lambda o: o[0])
-            if n_head > room:
+            cut += n_head > room
+            if n_head > room and not cut_query:
                 answer = " plus the answer token" if answer_tokens else ""
                 raise ValueError(
                     f"the prompt without the document takes "
@@ -155,6 +169,12 @@ class YesNoPrompt:
                     f"max_length"
                 )
             out.append(prefix + ids[:room] + suffix)
+        if cut and cut_query:
+            logger.warning(
+                "%d of %d prompts: the instruction and query alone exceed max_length=%d; the "
+                "query was cut and the document left out, as the Qwen3-Reranker usage truncates",
+                cut, len(pairs), max_length,
+            )  # fmt: skip
         return out
 
     def supervised(

@@ -58,6 +58,17 @@ def rerank_note(rerank_top_k: int, top_k: int) -> str:
     )
 
 
+def sample_note(query_sample: Mapping[str, Any]) -> str:
+    """What a summary says of a result evaluated on a query sample (its ``query_sample``)."""
+    n = query_sample["per_subtask"]
+    return (
+        f"**Query sample**: these figures are on a seeded sample of at most {n} "
+        f"{'query' if n == 1 else 'queries'} per subtask (seed {query_sample['seed']}), not on "
+        "the benchmark's queries: they are for quick checks, and are not comparable with "
+        "published CoREB figures or with a full evaluation."
+    )
+
+
 def untrained_note(reranker: Mapping[str, Any]) -> str:
     """The warning a summary carries for a reranker whose scoring head is untrained."""
     return (
@@ -94,11 +105,22 @@ def summary_table(results: Sequence[Any], columns: Sequence[str] = TABLE_COLUMNS
             f"these results rank c2t_canonical_retro_* in different corpora ({sorted(views)}); "
             "compare models evaluated with one --c2t-canonical-corpus"
         )
+    samples = {_sample_key(res) for res in results}
+    if len(samples) > 1:
+        raise ValueError(
+            "these results were evaluated on different queries (a query sample and another, or "
+            "the full query set); compare models evaluated with the same --query-sample and "
+            "--query-seed"
+        )
     lines = [
         f"Release {markdown_text(first['release'])}; "
         f"no_positive_policy={first['no_positive_policy']}, "
         f"relevance level {first['relevance_level']}; {c2t_canonical_note(views.pop())}.",
         "",
+    ]
+    if first.get("query_sample") is not None:
+        lines += [sample_note(first["query_sample"]), ""]
+    lines += [
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
     ]
@@ -123,6 +145,11 @@ def summary_table(results: Sequence[Any], columns: Sequence[str] = TABLE_COLUMNS
     if reranked:
         lines += _delta_table(reranked, present)
     return "\n".join(lines) + "\n"
+
+
+def _sample_key(res: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    sample = res.get("query_sample")
+    return None if sample is None else (sample.get("per_subtask"), sample.get("seed"))
 
 
 def _entries(results: Sequence[Mapping[str, Any]]) -> list[tuple[str, Sequence[Mapping]]]:
@@ -188,6 +215,7 @@ __all__ = [
     "c2t_canonical_note",
     "check_c2t_canonical_corpus",
     "rerank_note",
+    "sample_note",
     "summary_table",
     "untrained_note",
 ]

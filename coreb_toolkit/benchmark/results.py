@@ -14,6 +14,10 @@ version, or a malformed one, is a ``ValueError`` naming the file and the field p
 (``results.json: rows[3].ndcg_at_10: expected a number, got 'x'``). Rows stay plain dicts
 (``eval_metrics.AggregateRow.to_dict()`` plus the tie share): their metric keys are open.
 Everything that reads results files (reports, plots, comparisons, model cards) reads them here.
+
+A CoREB result evaluated on a query sample (``coreb evaluate --query-sample N``) records
+``query_sample``; :func:`check_publishable` is the one rule that keeps such a file out of what
+publishes results as the benchmark's (model cards, leaderboard submissions, MTEB export).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from coreb_toolkit.untrusted import check_finite, read_json
 
@@ -62,11 +66,13 @@ class CorebResults:
     first_stage: dict[str, str] | None = None  # {"model": ..., "results": relative path}
     first_stage_rows: list[dict[str, Any]] | None = None
     delta: list[dict[str, Any]] | None = None
+    # {"per_subtask": N, "seed": S}: every subtask's queries a seeded sample of at most N
+    query_sample: dict[str, int] | None = None
 
     kind: ClassVar[str] = "coreb"
     # the key order of the files written before the schema, kept
     _ORDER: ClassVar[tuple[str, ...]] = (
-        "model", "dataset", "release", "no_positive_policy", "relevance_level",
+        "model", "dataset", "release", "query_sample", "no_positive_policy", "relevance_level",
         "c2t_canonical_corpus", "corpora", "top_k", "rerank_top_k", "retrieval_seconds",
         "rerank_seconds", "reranker", "rerank_note", "first_stage", "versions", "rows",
         "first_stage_rows", "delta",
@@ -75,6 +81,11 @@ class CorebResults:
     @property
     def reranked(self) -> bool:
         return self.reranker is not None
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the figures are on a sample of each subtask's queries, not the benchmark."""
+        return self.query_sample is not None
 
     def to_dict(self) -> dict[str, Any]:
         """The dict written to ``results.json`` (schema fields first, ``None`` extras left out)."""
@@ -103,6 +114,7 @@ class QualcodeResults:
 
 
 Results = CorebResults | QualcodeResults
+_R = TypeVar("_R", CorebResults, QualcodeResults, Mapping[str, Any])
 _CLASSES: dict[str, type[CorebResults] | type[QualcodeResults]] = {
     "coreb": CorebResults,
     "qualcode": QualcodeResults,
@@ -207,6 +219,26 @@ def as_results(data: Results | Mapping[str, Any], where: str = "results") -> Res
     return from_dict(upgrade_results(data), where)
 
 
+def check_publishable(results: _R, where: str) -> _R:
+    """``results`` (a results object or dict) unless it was evaluated on a query sample
+    (``query_sample``), else a ``ValueError`` naming ``where``: what publishes results as the
+    benchmark's (model cards, leaderboard submissions, the MTEB export) calls this on every
+    file it reads."""
+    if isinstance(results, Mapping):
+        sample = results.get("query_sample")
+    else:
+        sample = getattr(results, "query_sample", None)
+    if sample is not None:
+        n = sample.get("per_subtask")
+        raise ValueError(
+            f"{where}: evaluated on a query sample ({n} {'query' if n == 1 else 'queries'} per "
+            f"subtask, seed {sample.get('seed')}; `coreb evaluate --query-sample`), not on the "
+            "benchmark: its figures cannot be published; rerun `coreb evaluate` without "
+            "--query-sample"
+        )
+    return results
+
+
 def write_results(path: str | os.PathLike[str], results: Results) -> Path:
     """Write ``results`` as ``path`` (``results.json``), validated first; returns the path."""
     data = results.to_dict()
@@ -235,6 +267,7 @@ __all__ = [
     "QualcodeResults",
     "Results",
     "as_results",
+    "check_publishable",
     "from_dict",
     "read_results",
     "schema",

@@ -15,6 +15,11 @@ excluded, an explicit policy for c2t_match negatives) and written out:
     ``summary.md`` (a table shaped like the paper's Table 3, :mod:`~coreb_toolkit.benchmark.report`)
     and PNG plots.
 
+With ``query_sample=N`` (:func:`sample_queries`) every subtask keeps a seeded sample of N of its
+queries (its qrels and exclusions with them, its corpus whole) before either stage runs:
+``results.json`` records ``query_sample`` and ``summary.md`` says the figures are not the
+benchmark's; publishing (cards, leaderboard, MTEB) refuses such a file.
+
 The retriever is any :class:`coreb_toolkit.retrieval.base.Retriever` (by name through
 :func:`coreb_toolkit.retrieval.registry.make_retriever`). With a reranker (the second stage,
 CoREB §4.3 / B.3, :mod:`coreb_toolkit.benchmark.rerank`) the first stage is written there as
@@ -31,9 +36,11 @@ above, unchanged, and the reranked result beside it:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
+import random
 import re
 import sys
 import time
@@ -247,6 +254,40 @@ def _slug(name: str) -> str:
 slug = _slug  # the public name (qualcode_eval names its folders the same way)
 
 
+def check_query_sample(n: object, seed: object = 0) -> None:
+    """A ``ValueError`` unless ``n`` (``query_sample``) is an integer of at least 1 and
+    ``seed`` (``query_seed``) an integer."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(
+            f"query_sample must be an integer of at least 1 (queries kept per subtask), got {n!r}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"query_seed must be an integer, got {seed!r}")
+
+
+def sample_queries(item: ReleaseInput, n: int, seed: int = 0) -> ReleaseInput:
+    """``item`` with each subtask reduced to a seeded sample of ``min(n, its queries)`` queries.
+
+    The sample of a subtask is drawn by ``random.Random(f"{seed}:{release}:{subtask}")`` from its
+    sorted query ids (the same ids on every machine and run, independent of the other subtasks
+    selected) and kept in the subtask's own order; its qrels and exclusions are restricted to
+    those queries, its corpus is unchanged (the full corpus is still ranked). ``item`` itself is
+    not changed.
+    """
+    check_query_sample(n, seed)
+    subtasks = {}
+    for name, data in item.subtasks.items():
+        ids = sorted(data.queries)
+        chosen = set(random.Random(f"{seed}:{item.name}:{name}").sample(ids, min(n, len(ids))))
+        subtasks[name] = dataclasses.replace(
+            data,
+            queries={q: t for q, t in data.queries.items() if q in chosen},
+            qrels={q: j for q, j in data.qrels.items() if q in chosen},
+            exclude={q: d for q, d in data.exclude.items() if q in chosen},
+        )
+    return ReleaseInput(item.name, subtasks, item.corpora)
+
+
 def _check_stages(
     reranker: Any, rerank_top_k: int, top_k: int, reranker_options: Mapping | None
 ) -> None:
@@ -281,6 +322,8 @@ def evaluate_model(
     c2t_canonical_corpus: str = "abbreviated",
     options: Any = None,
     dataset_source: Mapping[str, Any] | None = None,
+    query_sample: int | None = None,
+    query_seed: int = 0,
     **retriever_options: Any,
 ) -> list[dict[str, Any]]:
     """Run ``model`` on every selected subtask and release of ``source``; write, return results.
@@ -308,6 +351,11 @@ def evaluate_model(
     records as the dataset (default ``{"source": source, "revision": <its revision>}``): the
     CLI records the release a cached build was made from.
 
+    ``query_sample=N`` evaluates a seeded sample (``query_seed``) of N queries of every subtask
+    (:func:`sample_queries`; all of a subtask's queries where it has fewer), for quick checks:
+    both stages see only those queries, the full corpora are ranked, and ``results.json``
+    (``query_sample``) and ``summary.md`` say the figures are a sample's, not the benchmark's.
+
     Each run is written as it was scored: the excluded documents (the c2c anchor) are removed
     before scoring and are not in ``runs/<subtask>.trec``, so the file scored as it is, by
     trec_eval or any other tool, gives the reported figures.
@@ -319,12 +367,18 @@ def evaluate_model(
     """
     _check_stages(reranker, rerank_top_k, top_k, reranker_options)
     check_c2t_canonical_corpus(c2t_canonical_corpus)
+    if query_sample is not None:
+        check_query_sample(query_sample, query_seed)
     import coreb_dataset
 
     given = str(source)
     if not Path(source).exists() and coreb_dataset.is_release_source(source):
         source = coreb_dataset.prepare_dataset(source, None, options=options)
     items = discover(source, subtasks, releases, c2t_canonical_corpus, options=options)
+    sample = None
+    if query_sample is not None:
+        items = [sample_queries(item, query_sample, query_seed) for item in items]
+        sample = {"per_subtask": query_sample, "seed": query_seed}
     progress = bool(retriever_options.get("progress", True))  # one switch, both stages
     first_stage = (
         make_retriever(model, **retriever_options) if retriever is None else as_retriever(retriever)
@@ -343,7 +397,7 @@ def evaluate_model(
         runs, results, first = _first_stage(
             first_stage, item, top_k, no_positive_policy, progress, c2t_canonical_corpus,
             {"model": meta, "dataset": recorded,
-             "versions": versions},
+             "versions": versions, "query_sample": sample},
         )  # fmt: skip
         target = Path(out_dir) / _slug(first_name) / item.name
         all_results.append(_write(target, results, runs, *first, plots))
@@ -382,6 +436,7 @@ def _first_stage(
         model=shared["model"],
         dataset=shared["dataset"],
         release=item.name,
+        query_sample=shared.get("query_sample"),
         no_positive_policy=first.no_positive_policy,
         relevance_level=first.relevance_level,
         c2t_canonical_corpus=c2t_canonical_corpus,
@@ -462,6 +517,7 @@ def _second_stage(
         },
         dataset=first.dataset,
         release=first.release,
+        query_sample=first.query_sample,
         no_positive_policy=first.no_positive_policy,
         relevance_level=first.relevance_level,
         c2t_canonical_corpus=first.c2t_canonical_corpus,
@@ -547,6 +603,7 @@ __all__ = [
     "ReleaseInput",
     "c2t_canonical_note",
     "check_c2t_canonical_corpus",
+    "check_query_sample",
     "dataset_revision",
     "delta_rows",
     "discover",
@@ -556,6 +613,7 @@ __all__ = [
     "model_metadata",
     "rerank_note",
     "resolve_model",
+    "sample_queries",
     "slug",
     "summary_table",
     "with_ties",

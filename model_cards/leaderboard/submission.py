@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from coreb_toolkit.benchmark.results import CorebResults, read_results
+from coreb_toolkit.benchmark.results import CorebResults, check_publishable, read_results
 from coreb_toolkit.untrusted import inside, read_json
 
 logger = logging.getLogger(__name__)
@@ -323,6 +323,7 @@ def make_submission(
         raise ValueError(
             f"{source}: a {results.kind} results file; the leaderboard takes CoREB ones"
         )
+    check_publishable(results, str(source / RESULTS_FILE if source.is_dir() else source))
     target = Path(out)
     if target.resolve().is_relative_to(source.resolve()):
         raise ValueError(f"{target} lies inside the evaluation folder {source}; choose another")
@@ -377,6 +378,7 @@ def read_submission(folder: str | os.PathLike[str]) -> Submission:
     results = read_results(results_path)
     if not isinstance(results, CorebResults):
         raise ValueError(f"{root}: a {results.kind} results file; the leaderboard takes CoREB ones")
+    check_publishable(results, str(root / RESULTS_FILE))
     meta_path = root / META_FILE
     meta_real = inside(root, META_FILE)
     if not meta_real.exists():

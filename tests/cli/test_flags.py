@@ -76,6 +76,10 @@ EVALUATE = ["evaluate", "--dataset", "some/coreb", "--out", "OUT"]
         (["--model", "minilm", "--cache-dir", "C"], "cache_dir", Path("C")),
         (["--reranker", "x", "--rerank-top-k", "5"], "rerank_top_k", 5),
         (["--reranker", "x"], "reranker", "the-reranker"),
+        ([], "query_sample", None),
+        ([], "query_seed", 0),
+        (["--query-sample", "4"], "query_sample", 4),
+        (["--query-sample", "4", "--query-seed", "7"], "query_seed", 7),
     ],
 )
 def test_evaluate_flags_reach_the_runner(
@@ -169,6 +173,8 @@ def test_reranker_options_go_to_the_loader(
         (["--reranker", "x", "--rerank-batch-size", "0"], "--rerank-batch-size must be at least"),
         (["--max-length", "0", "--model", "minilm"], "--max-length must be at least 1"),
         (["--c2t-canonical-corpus", "short"], "invalid choice: 'short'"),
+        (["--query-sample", "0"], "--query-sample must be at least 1"),
+        (["--query-seed", "3"], "--query-seed only applies with --query-sample N"),
         (["stray"], "unrecognized arguments: stray"),
     ],
 )

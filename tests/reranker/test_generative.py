@@ -86,10 +86,21 @@ def test_truncation_cuts_only_the_document(smollm2):
     assert a == pytest.approx(b, abs=1e-6)
 
 
-def test_query_longer_than_max_length_is_an_error(smollm2):
+def test_a_query_longer_than_max_length_is_cut_as_the_official_usage_does(smollm2, caplog):
     smollm2.max_length = 100
+    long = "word " * 200
+    pairs = [(long, "def f(): pass"), (long, "def g(): return 1"), ("short", "def h(): pass")]
+    with caplog.at_level("WARNING", logger="reranker.prompt"):
+        scores = smollm2.score(pairs)
+    assert "2 of 3 prompts" in caplog.text and "query was cut" in caplog.text
+    ids = smollm2.encode_pairs(pairs[:2])
+    assert len(ids[0]) == 100 and ids[0] == ids[1]  # both documents left out entirely
+    assert scores[0] == pytest.approx(scores[1], abs=1e-6) and all(0 < s < 1 for s in scores)
+    alone = smollm2.score([pairs[0]])[0]
+    assert alone == pytest.approx(scores[0], abs=1e-5)
+    # a training sequence is never made of a prompt whose document cannot be seen
     with pytest.raises(ValueError, match=r"without the document takes .* max_length=100"):
-        smollm2.score([("word " * 200, "def f(): pass")])
+        smollm2.prompt.supervised([pairs[0]], "judge", ["yes"], 100)
 
 
 def test_empty_document_is_an_error(smollm2):

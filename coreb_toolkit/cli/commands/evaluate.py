@@ -43,6 +43,11 @@ Score a TREC run file with `coreb score`, QualCode with `coreb qualcode evaluate
 On a release the paper reports, the recomputed rows are printed beside the paper's published
 ones (CoREB Tables 3 and 14; --no-compare-published to leave them out).
 
+--query-sample N evaluates a seeded sample (--query-seed) of N queries of every subtask, against
+the full corpora, for quick checks (a generative reranker on a CPU): results.json and summary.md
+say so, the figures are not the benchmark's, are not set beside the paper's, and cannot be
+published (coreb card model, coreb leaderboard submit, coreb submit mteb refuse them).
+
 examples:
   coreb evaluate --dataset hq-bench/coreb --releases release_v2603 --model bm25 minilm \\
       --out results --cache-dir cache
@@ -51,6 +56,8 @@ examples:
   coreb evaluate --dataset coreb --model BAAI/bge-small-en-v1.5 --out results --cache-dir cache
   coreb evaluate --dataset coreb --model bm25 --reranker minilm --rerank-top-k 128 --out results
   coreb evaluate --dataset coreb --model bm25 --c2t-canonical-corpus full --out results-runner
+  coreb evaluate --dataset coreb --model bm25 --reranker smollm2 --out results-quick \\
+      --query-sample 4 --query-seed 0   # 4 queries a subtask: a quick check, not the benchmark
   coreb evaluate --config evaluate.yaml --out results-2   # YAML values, a flag overriding one"""
 
 EPILOG = """\
@@ -109,6 +116,24 @@ class EvaluateArguments(ModelArguments):
             "reported, not recomputed; --no-compare-published leaves them out"
         },
     )
+    query_sample: int | None = field(
+        default=None,
+        metadata={
+            "metavar": "N",
+            "help": "evaluate a seeded sample of N queries of every subtask (all of a subtask's "
+            "where it has fewer) against the full corpora, for quick checks: the figures are "
+            "then not the benchmark's (results.json and summary.md say so; they are not "
+            "compared with the paper's and cannot be published)",
+        },
+    )
+    query_seed: int | None = field(
+        default=None,
+        metadata={
+            "metavar": "S",
+            "help": "with --query-sample: the seed of the sample (default 0); the same seed "
+            "draws the same queries",
+        },
+    )
     no_positive_policy: Literal[NO_POSITIVE_POLICIES] = field(
         default="zero",
         metadata={
@@ -133,6 +158,13 @@ class EvaluateArguments(ModelArguments):
             self.model = ["bm25"]
         if self.top_k < 1:
             raise ValueError(f"--top-k must be at least 1, got {self.top_k}")
+        if self.query_sample is not None and self.query_sample < 1:
+            raise ValueError(
+                f"--query-sample must be at least 1 (queries kept per subtask), got "
+                f"{self.query_sample}"
+            )
+        if self.query_seed is not None and self.query_sample is None:
+            raise ValueError("--query-seed only applies with --query-sample N")
         if self.rerank_top_k is not None and self.rerank_top_k > self.top_k:
             raise ValueError(
                 f"--rerank-top-k {self.rerank_top_k} exceeds --top-k {self.top_k}: the first "
@@ -174,6 +206,8 @@ def run(args: EvaluateArguments, options: coreb_dataset.QrelsOptions) -> int:
             c2t_canonical_corpus=args.c2t_canonical_corpus,
             options=options,
             dataset_source=recorded,
+            query_sample=args.query_sample,
+            query_seed=args.query_seed or 0,
             **args.retriever_options(model),
         )
         for res in results:
@@ -182,7 +216,13 @@ def run(args: EvaluateArguments, options: coreb_dataset.QrelsOptions) -> int:
         everything += results
     if len(args.model) > 1:
         _compare(everything, args)
-    if args.compare_published:
+    if args.compare_published and args.query_sample is not None:
+        print(
+            f"\nnot compared with the paper's published rows: figures on a sample of at most "
+            f"{args.query_sample} {'query' if args.query_sample == 1 else 'queries'} per "
+            "subtask are not comparable with them"
+        )
+    elif args.compare_published:
         _beside_published(everything, args)
     if args.json:
         args.json.write_text(json.dumps(everything, indent=2) + "\n", encoding="utf-8")
