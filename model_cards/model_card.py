@@ -88,6 +88,7 @@ from model_cards.model_card_sections import (
     shown_name,
     training_section,
 )
+from model_cards.model_card_usage import paper_standing, usage_section
 
 logger = logging.getLogger(__name__)
 
@@ -504,6 +505,7 @@ def render_model_card(info: ModelCardInfo, files: Sequence[str] = ()) -> str:
     for ev in info.evaluations:
         results += coreb_sections(ev) if ev.kind == "coreb" else qualcode_sections(ev)
     marker = MARKER + " " + ",".join(["README.md", *files])
+    standing = paper_standing(info.evaluations)
     values = {
         "metadata": metadata,
         "marker": marker,
@@ -511,6 +513,8 @@ def render_model_card(info: ModelCardInfo, files: Sequence[str] = ()) -> str:
         "summary": _summary(info),
         "warnings": _warnings(info),
         "results": "\n\n".join(results),
+        "standing": f"\n{standing}\n" if standing else "",
+        "usage": usage_section(info),
         "training": training_section(info.training),
         "limitations": limitations(info),
         "provenance": provenance(info),

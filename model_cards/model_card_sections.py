@@ -349,6 +349,7 @@ def training_section(record: TrainingRecord | None) -> str:
         ),
         _details("every option of the run (training_config.json)", config),
         "**Data** (`data_report.json`):",
+        _answers(record.data_report),
         _scalars(record.data_report),
         _details("the whole data report", record.data_report),
     ]
@@ -375,6 +376,26 @@ def training_section(record: TrainingRecord | None) -> str:
     if record.curves:
         parts.append("![training curves](training_curves.png)")
     return "\n\n".join(p for p in parts if p)
+
+
+def _answers(report: Mapping[str, Any]) -> str:
+    """The yes/no balance of the training and validation examples (the base rate a model can
+    learn without learning relevance), where the report has it."""
+    parts = []
+    for split in ("train", "validation"):
+        answers = (
+            (report.get(split) or {}).get("by_answer") if isinstance(report, Mapping) else None
+        )
+        if isinstance(answers, Mapping) and answers:
+            yes, total = (
+                answers.get("yes", 0),
+                sum(v for v in answers.values() if isinstance(v, int)),
+            )
+            if isinstance(yes, int) and total:
+                parts.append(
+                    f"{split}: {yes:,} yes / {total - yes:,} no ({100 * yes / total:.1f}% yes)"
+                )
+    return ("Answers: " + "; ".join(parts) + ".") if parts else ""
 
 
 def _scalars(report: Mapping[str, Any]) -> str:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
-import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import Any
 from reranker.base import BaseReranker, architectures, require
 from reranker.cross_encoder import CrossEncoderReranker
 from reranker.generative import GenerativeReranker
+from reranker.hub import ADAPTER_CONFIG, hub_checkpoint, offline
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -184,14 +184,6 @@ def describe() -> str:
     return "\n".join(lines)
 
 
-def _offline() -> bool:
-    flags = (os.environ.get(v, "") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-    if any(f.strip().upper() in ("1", "ON", "YES", "TRUE") for f in flags):
-        return True
-    with_hub = importlib.util.find_spec("huggingface_hub") is not None
-    return with_hub and bool(require("huggingface_hub.constants").HF_HUB_OFFLINE)
-
-
 def check_hub_name(name: str) -> None:
     """``ValueError`` at once, naming the bundled rerankers, for a name that is neither a local
     folder nor reachable as a Hub id: the Hub is offline (``HF_HUB_OFFLINE``) and it is not in
@@ -208,7 +200,8 @@ def check_hub_name(name: str) -> None:
         raise ValueError(
             f"reranker {name!r} is no such folder nor a valid Hub id ({err}); {bundled}"
         ) from None
-    if _offline() and not isinstance(hub.try_to_load_from_cache(name, "config.json"), str):
+    cached = (hub.try_to_load_from_cache(name, f) for f in ("config.json", ADAPTER_CONFIG))
+    if offline() and not any(isinstance(path, str) for path in cached):
         raise ValueError(
             f"reranker {name!r}: no such folder, and the Hub is offline (HF_HUB_OFFLINE) with "
             f"no copy of it in the local cache; {bundled}, or go online for a Hub id"
@@ -275,12 +268,38 @@ def checkpoint_base(folder: str | Path) -> tuple[str, dict[str, Any]] | None:
     return str(base), {}
 
 
+def _load_checkpoint(folder: Path, name: str, options: Mapping[str, Any]) -> BaseReranker | None:
+    """The reranker of the adapter checkpoint ``folder`` (a local one, or the snapshot of a Hub
+    repo), named ``name``; ``None`` where the folder holds no adapter."""
+    trained = checkpoint_base(folder)
+    if trained is None:
+        return None
+    base, served = trained
+    if base == name or Path(base).resolve() == folder.resolve():
+        raise ValueError(f"{name}: the checkpoint names itself as its base model")
+    merged = {"name": name, **served, **options, "adapter": str(folder)}
+    try:
+        return load_reranker(base, **merged)
+    except (OSError, ValueError) as err:
+        source = CHECKPOINT_MANIFEST if (folder / CHECKPOINT_MANIFEST).is_file() else ADAPTER_CONFIG
+        message = (
+            f"adapter checkpoint {name}: its base model {base!r} (from its {source}) with the "
+            f"adapter on it cannot be loaded: {err}"
+        )
+        raise (ValueError if isinstance(err, ValueError) else OSError)(message) from err
+
+
 def load_reranker(name_or_path: str | Path, **options: Any) -> BaseReranker:
     """A reranker by registered name/alias, or by a model folder / Hub id's architecture.
 
     A folder holding a PEFT adapter (a ``coreb train reranker`` checkpoint, or any adapter whose
     ``adapter_config.json`` names its base) loads its base model with the adapter on it, with
     the options it was trained for (:data:`CHECKPOINT_MANIFEST`); ``options`` override them.
+    So does a Hub id of such an adapter repo: the Hub is asked which files the repo holds, and
+    an adapter repo is downloaded (``snapshot_download``, into the Hugging Face cache) and
+    loaded from there, the reranker keeping the repo id as its name; a repo with
+    ``config.json`` (a full or merged model) is loaded by ``transformers`` (see
+    :mod:`reranker.hub`).
 
     Keyword options go to the backend's constructor, which checks them (``cache_dir``,
     ``max_length``, ``max_tokens_per_batch`` or ``batch_size``, ``device``, ...); an option no
@@ -290,14 +309,11 @@ def load_reranker(name_or_path: str | Path, **options: Any) -> BaseReranker:
     entry = bundled(name_or_path)
     if entry is not None:
         return entry.build(**options)
-    trained = checkpoint_base(name_or_path) if Path(name_or_path).is_dir() else None
-    if trained is not None:
-        base, served = trained
-        if Path(base).resolve() == Path(name_or_path).resolve():
-            raise ValueError(f"{name_or_path}: the checkpoint names itself as its base model")
-        merged = {"name": str(name_or_path), **served, **options, "adapter": str(name_or_path)}
-        return load_reranker(base, **merged)
     path = str(name_or_path)
+    if Path(path).is_dir():
+        checkpoint = _load_checkpoint(Path(path), path, options)
+        if checkpoint is not None:
+            return checkpoint
     taken = {o for b in BACKENDS.values() for o in b.options()}
     if set(options) - taken:
         raise TypeError(
@@ -306,6 +322,11 @@ def load_reranker(name_or_path: str | Path, **options: Any) -> BaseReranker:
             f"{sorted(taken)}"
         )
     check_hub_name(path)
+    snapshot = None if Path(path).expanduser().exists() else hub_checkpoint(path, options)
+    if snapshot is not None:
+        checkpoint = _load_checkpoint(snapshot, path, options)
+        if checkpoint is not None:
+            return checkpoint
     transformers = require("transformers")
     config = transformers.AutoConfig.from_pretrained(
         path, gguf_file=options.get("gguf_file"),

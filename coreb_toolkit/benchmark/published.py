@@ -205,6 +205,30 @@ def rank_among_published(release: str, overall_ndcg_at_10: float) -> tuple[int, 
     return higher + 1, len(rows)
 
 
+def published_reranking() -> dict[str, Any]:
+    """The paper's reranking results (CoREB §4.3, Figure 8) as far as its text states them:
+    ``release``, ``first_stage``, ``rerank_top_k``, ``metric`` (relative change of nDCG@10,
+    percent), ``rows`` (``{"model", "t2c", "c2t", "c2c"}``, ``None`` where the text gives no
+    number) and ``coreb_reranker`` (what the text says of the paper's own reranker).
+
+    Raises:
+        ValueError: the packaged file has no well-formed ``reranking`` entry.
+    """
+    data = json.loads(_read_text()).get("reranking")
+    where = f"{RESOURCE}: reranking"
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+        raise ValueError(f"{where} is missing or has no rows")
+    for row in data["rows"]:
+        for task in ("t2c", "c2t", "c2c"):
+            value = row.get(task)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+            ):  # fmt: skip
+                raise ValueError(f"{where}: {row.get('model')!r} {task} is {value!r}")
+    return data
+
+
 def is_published_release(release: str) -> bool:
     """Whether the paper reports first-stage results for ``release`` (name or alias)."""
     try:
@@ -271,6 +295,7 @@ __all__ = [
     "beside_published",
     "canonical_release",
     "is_published_release",
+    "published_reranking",
     "published_result",
     "published_results",
     "published_source",

@@ -47,6 +47,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
      "card"),
     ("push", "upload a model, dataset or Space folder to the Hub in one commit (or --dry-run)",
      "push"),
+    ("publish", "from a trained reranker checkpoint to the Hub: evaluate, write the card, push",
+     "publish"),
     ("submit", "leaderboard submissions: `submit mteb` writes MTEB's results layout, validated by "
      "mteb", "submit"),
     ("leaderboard", "the CoREB leaderboard: `leaderboard validate` submissions, `build` its "

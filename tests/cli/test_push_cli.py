@@ -46,6 +46,7 @@ def test_push_runs_end_to_end_in_a_subprocess(hub, folder, tmp_path):
         HF_TOKEN=TOKEN,
         HF_HOME=str(tmp_path / "hf_home"),
         HF_HUB_DISABLE_TELEMETRY="1",
+        HF_HUB_DISABLE_XET="1",  # the local server speaks LFS, not Xet
     )
     out = subprocess.run(
         [sys.executable, "-m", "coreb_toolkit.cli", "-v", "push", "model", str(folder),
@@ -63,6 +64,7 @@ def test_push_runs_end_to_end_in_a_subprocess(hub, folder, tmp_path):
         "README.md": CARD.encode(),
         "model.safetensors": (folder / "model.safetensors").read_bytes(),
     }
+    assert commit.lfs_files == ("model.safetensors",) and len(hub.calls("lfs-upload")) == 1
     assert f"pushed {folder} to {hub.url}/coreb-user/minilm: 2 file(s) in one commit" in out.stdout
     assert f"commit: {hub.url}/coreb-user/minilm/commit/{commit.oid}" in out.stdout
     assert "checkpoint-2/: an intermediate Trainer checkpoint" in out.stdout
