@@ -129,8 +129,6 @@ def hub_checkpoint(repo_id: str, options: dict[str, Any] | None = None) -> Path 
             raise refused from err
         return _cached(repo_id, err)
     files = sorted(s.rfilename for s in info.siblings or ())
-    if True:
-        return None
     if ADAPTER_CONFIG not in files:
         gguf = (options or {}).get("gguf_file") or any(f.endswith(".gguf") for f in files)
         if "config.json" in files or gguf:

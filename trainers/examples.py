@@ -532,19 +532,51 @@ def _pair_row(where: str, row: Any) -> dict[str, Any]:
             "instruction": instruction, "pid": pid, "id": qid}  # fmt: skip
 
 
+def _pairs_mined(
+    file: Path,
+    rows: Sequence[tuple[str, Mapping[str, Any]]],
+    pool: Sequence[tuple[str, str, str]],
+    options: ExampleOptions,
+) -> dict[str, list[tuple[str, str, str]]]:
+    """Mined hard negatives of the rows with fewer given negatives than ``hard_negatives``: the
+    best-ranked positives of other problems by ``options.miner`` (the CoREB generator's top-up),
+    ``{row id: [(doc id, text, problem)]}``."""
+    need = {qid: options.hard_negatives - min(len(row["negatives"]), options.hard_negatives)
+            for qid, row in rows}  # fmt: skip
+    short = [qid for qid, n in need.items() if n > 0]
+    if not short or len({p[2] for p in pool}) < 2:
+        return {}
+    from types import SimpleNamespace
+
+    by_id = {p[0]: p for p in pool}
+    queries = {qid: row["query"] for qid, row in rows}
+    data = SimpleNamespace(queries=queries, corpus={p[0]: p[1] for p in pool},
+                           corpus_name=CORPUS_CODE)  # fmt: skip
+    run = _Miner(options, None).run(f"pairs_jsonl:{file.name}", data, short)
+    problem = {qid: row["pid"] for qid, row in rows}
+    return {
+        qid: [by_id[d] for d in _ranked(run.get(qid, {})) if by_id[d][2] != problem[qid]][
+            : need[qid]
+        ]
+        for qid in short
+    }
+
+
 def pairs_jsonl_examples(
     path: str | os.PathLike[str], options: ExampleOptions | None = None
 ) -> list[dict[str, str]]:
     """Examples from a user's code-search pairs, one JSON object a line (blank lines skipped)::
 
         {"query": "...", "positive": "..." | "positives": ["...", ...],
-         "negatives": ["...", ...],          # optional: each a hard_negative, "no"
+         "negatives": ["...", ...],          # optional: hard negatives to draw from, "no"
          "instruction": "...",               # optional: default the T2C instruction
          "source_problem_id": "...",         # required: disjointness and the split use it
          "id": "..."}                        # optional: default <file stem>:<line>
 
-    Each positive appears ``positive_copies`` times (``"yes"``), each given negative once, and
-    ``easy_negatives`` random positives of rows of other problems are added as easy negatives.
+    As a CoREB record: each positive appears ``positive_copies`` times (``"yes"``);
+    ``hard_negatives`` of the given negatives are drawn (seeded), and a row with fewer is topped
+    up with mined negatives (the positives of other problems that ``miner`` ranks first for its
+    query); ``easy_negatives`` random positives of rows of other problems are easy negatives.
     Rows are ``main_task`` ``t2c``, ``subtask`` ``pairs_jsonl``, ``release`` the file's stem.
 
     Raises:
@@ -576,15 +608,20 @@ def pairs_jsonl_examples(
     # the easy-negative pool: every row's positives, with their problem
     pool = [(f"{qid}#pos{j}", text, row["pid"])
             for qid, row in rows for j, text in enumerate(row["positives"])]  # fmt: skip
+    mined = _pairs_mined(file, rows, pool, options)
     examples: list[dict[str, str]] = []
     for qid, row in rows:
         docs = [("positive", f"{qid}#pos{j}", text, row["pid"])
                 for j, text in enumerate(row["positives"])
                 for _ in range(options.positive_copies)]  # fmt: skip
-        docs += [("hard_negative", f"{qid}#neg{j}", text, "")
-                 for j, text in enumerate(row["negatives"])]  # fmt: skip
-        others = [p for p in pool if p[2] != row["pid"]]
         rng = random.Random(f"{options.seed}:{file.name}:{qid}")
+        # as a CoREB record: `hard_negatives` of the given negatives, topped up with mined ones
+        negatives = [(f"{qid}#neg{j}", text) for j, text in enumerate(row["negatives"])]
+        docs += [("hard_negative", d, text, "")
+                 for d, text in _sample(rng, negatives, options.hard_negatives)]  # fmt: skip
+        docs += [("mined_negative", *p) for p in mined.get(qid, [])]
+        taken = {d for _, d, _, _ in docs}
+        others = [p for p in pool if p[2] != row["pid"] and p[0] not in taken]
         docs += [("easy_negative", *p) for p in _sample(rng, others, options.easy_negatives)]
         for kind, doc_id, text, doc_pid in docs:
             examples.append(

@@ -80,6 +80,8 @@ def hub(monkeypatch, tmp_path):
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token-file"))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    # transformers keeps one HfApi, its endpoint read when first built: a fresh one per test
+    monkeypatch.setattr(pytest.importorskip("transformers.utils.hub"), "_hf_api", None)
     with FakeHub(token=TOKEN, user="coreb-user", orgs=("coreb-org",)) as server:
         for name, value in server.client_constants().items():
             monkeypatch.setattr(constants, name, value)

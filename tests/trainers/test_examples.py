@@ -208,16 +208,35 @@ def test_pairs_jsonl(tmp_path):
     second = [e for e in got if e["query_id"] == "mine-2"]
     assert Counter(e["kind"] for e in first) == {"positive": 4, "hard_negative": 1,
                                                  "easy_negative": 1}  # fmt: skip
-    assert Counter(e["kind"] for e in second) == {"positive": 2, "easy_negative": 1}
+    # no negative given: topped up with a mined one (as a CoREB record short of hard negatives)
+    assert Counter(e["kind"] for e in second) == {"positive": 2, "mined_negative": 1,
+                                                  "easy_negative": 1}  # fmt: skip
     assert {e["instruction"] for e in first} == {MAIN_TASKS["t2c"].instruction}
     assert {e["instruction"] for e in second} == {"Find code."}
-    # an easy negative is the other problem's positive
-    (easy,) = [e for e in second if e["kind"] == "easy_negative"]
-    assert easy["document"] in ("sorted(x)", "x.sort()") and easy["doc_problem_id"] == "u1"
+    # mined and easy negatives are the other problem's positives, two different ones
+    others = [e for e in second if e["kind"] in ("mined_negative", "easy_negative")]
+    assert {e["document"] for e in others} == {"sorted(x)", "x.sort()"}
+    assert {e["doc_problem_id"] for e in others} == {"u1"}
     assert {e["document"] for e in first if e["kind"] == "hard_negative"} == {"x[0]"}
     assert {(e["source"], e["subtask"], e["main_task"]) for e in got} == {
         ("pairs_jsonl", "pairs_jsonl", "t2c")
     }
+
+
+@pytest.mark.parametrize(("hard", "given", "mined"), [(0, 0, 0), (1, 1, 0), (2, 2, 0), (4, 3, 1)])
+def test_pairs_jsonl_honours_hard_negatives_like_a_coreb_record(tmp_path, hard, given, mined):
+    rows = [
+        {"query": "sort a list of numbers", "positive": "sorted(xs)",
+         "negatives": ["xs[0]", "len(xs)", "max(xs)"], "source_problem_id": "u1"},
+        {"query": "add two numbers", "positive": "a + b", "source_problem_id": "u2"},
+        {"query": "reverse a list", "positive": "xs[::-1]", "source_problem_id": "u3"},
+    ]  # fmt: skip
+    options = ExampleOptions(hard_negatives=hard, easy_negatives=0)
+    got = pairs_jsonl_examples(_pairs(tmp_path / "p.jsonl", rows), options)
+    first = Counter(e["kind"] for e in got if e["source_problem_id"] == "u1")
+    assert first["hard_negative"] == given and first["mined_negative"] == mined
+    # seeded: the same draw every time
+    assert got == pairs_jsonl_examples(_pairs(tmp_path / "p.jsonl", rows), options)
 
 
 @pytest.mark.parametrize(
