@@ -92,10 +92,16 @@ CACHE_DIR = RESULTS_DIR / "cache"
 HUMANEVAL_RELEASE = "release_vhumaneval"
 SETUPS = {
     "trl": "SFTTrainer defaults: prompt-completion text, right padding, random order",
-    "ours": "CoREB trainer: pre-tokenized, YesNoCollator (left padding), group_by_length",
+    "ours_full": "CoREB trainer (pre-tokenized, YesNoCollator left padding, group_by_length) "
+    "with TRL's loss over every position (answer_only_loss=False)",
+    "ours": "CoREB trainer with the loss from the answer position alone (answer_only_loss)",
 }
 # trl first and last: ABBA, so that a load change on the machine hits both sides of each ratio
-ORDER = (("trl", False), ("ours", False), ("ours", True), ("trl", True))
+ORDER = (("trl", False), ("ours_full", False), ("ours", False), ("ours", True),
+         ("ours_full", True), ("trl", True))  # fmt: skip
+#: Qwen3-Reranker-4B at the paper's shape (CoREB B.3): per-device batch 12 x 4,096 tokens;
+#: hidden size and vocabulary from the model's config.json
+PAPER_SHAPE = {"batch": 12, "tokens": 4096, "hidden": 2560, "vocab": 151_936}
 logger = logging.getLogger("bench_train")
 
 
@@ -360,7 +366,7 @@ def make_trainer(setup: str, checkpointing: bool, plan: dict, model: Any, tokeni
     from trl import SFTConfig, SFTTrainer
 
     from trainers.config import CorebRerankerConfig
-    from trainers.coreb_reranker import YesNoCollator, lora_config, tokenize
+    from trainers.coreb_reranker import lora_config, tokenize
 
     common = {
         "output_dir": output_dir,
@@ -382,18 +388,22 @@ def make_trainer(setup: str, checkpointing: bool, plan: dict, model: Any, tokeni
     }
     ours_config = CorebRerankerConfig(model_name_or_path=plan["model"], **common)
     rows, facts = plan["train"], {}
-    if setup == "ours":
+    if setup in ("ours", "ours_full"):
+        from trainers.coreb_reranker import make_trainer as coreb_trainer
+
         if plan["ours_sampling"] == "epoch":  # the batches group_by_length makes of the epoch
             ours_config.train_sampling_strategy = "sequential"
+        ours_config.answer_only_loss = setup == "ours"
         args, train_set = ours_config, tokenize(rows, prompt, plan["max_length"])
-        collator = YesNoCollator(prompt)
+        # the trainer `coreb train reranker` builds, loss and all
+        trainer = coreb_trainer(ours_config, model, tokenizer, prompt, train_set, None)
     else:
         args, collator = SFTConfig(**common), None  # TRL's default collator and sampler
         train_set, facts = trl_dataset(rows, prompt, plan["max_length"])
-    trainer = SFTTrainer(
-        model=model, args=args, train_dataset=train_set, processing_class=tokenizer,
-        data_collator=collator, peft_config=lora_config(ours_config),
-    )  # fmt: skip
+        trainer = SFTTrainer(
+            model=model, args=args, train_dataset=train_set, processing_class=tokenizer,
+            data_collator=collator, peft_config=lora_config(ours_config),
+        )  # fmt: skip
     first = trainer.train_dataset[0]
     supervised = [t for t, lab in zip(first["input_ids"], first["labels"], strict=True)
                   if lab != -100]  # fmt: skip
@@ -493,12 +503,39 @@ def ratios(rows: list[dict]) -> dict:
             out[f"speedup_{key}"] = ours["examples_per_s"] / trl["examples_per_s"]
             out[f"speedup_cpu_time_{key}"] = ours["examples_per_cpu_s"] / trl["examples_per_cpu_s"]
             out[f"memory_ours_over_trl_{key}"] = _ratio(ours, trl, "train_peak_rss_mib")
+        if ("ours", gc) in by and ("ours_full", gc) in by:
+            ours, full = by["ours", gc], by["ours_full", gc]
+            key = "checkpointing_on" if gc else "checkpointing_off"
+            out[f"answer_only_speedup_{key}"] = ours["examples_per_s"] / full["examples_per_s"]
+            out[f"answer_only_speedup_cpu_time_{key}"] = (
+                ours["examples_per_cpu_s"] / full["examples_per_cpu_s"]
+            )
+            out[f"answer_only_memory_{key}"] = _ratio(ours, full, "train_peak_rss_mib")
     for setup in SETUPS:
         if (setup, True) in by and (setup, False) in by:
             out[f"memory_on_over_off_{setup}"] = _ratio(
                 by[setup, True], by[setup, False], "train_peak_rss_mib"
             )
     return out
+
+
+def paper_shape_saving(shape: dict[str, int] | None = None) -> dict[str, float]:
+    """What the LM head costs at the paper's shape (computed from the shapes, not measured):
+    logits at every position (a plain ``model(**batch, labels=...)``: bf16 logits, then the
+    float32 copy the loss upcasts to) against the answer position alone; the LM head's forward
+    FLOPs both ways. TRL 1.16's fused LM head never holds the full logits (it projects, in
+    chunks, the labelled positions on a Triton device and every position elsewhere)."""
+    s = shape or PAPER_SHAPE
+    every = s["batch"] * s["tokens"] * s["vocab"]
+    answer = s["batch"] * s["vocab"]
+    return {
+        **s,
+        "full_logits_bf16_gb": every * 2 / 1e9,
+        "full_logits_fp32_upcast_gb": every * 4 / 1e9,
+        "answer_logits_bf16_plus_fp32_mb": answer * 6 / 1e6,
+        "lm_head_forward_tflop_every_position": 2 * every * s["hidden"] / 1e12,
+        "lm_head_forward_tflop_answer_only": 2 * answer * s["hidden"] / 1e12,
+    }
 
 
 def _ratio(a: dict, b: dict, key: str) -> float | None:
@@ -539,6 +576,29 @@ def markdown(result: dict) -> str:
         f"{_num(q.get('memory_ours_over_trl_checkpointing_off'), '.2f')} (off), "
         f"{_num(q.get('memory_ours_over_trl_checkpointing_on'), '.2f')} (on)",
     ]
+    if q.get("answer_only_speedup_checkpointing_off") or q.get(
+        "answer_only_speedup_checkpointing_on"
+    ):
+        notes.append(
+            "answer-only loss / loss over every position (ours / ours_full), examples/s: "
+            f"{_num(q.get('answer_only_speedup_checkpointing_off'), '.2f')}x (checkpointing "
+            f"off), {_num(q.get('answer_only_speedup_checkpointing_on'), '.2f')}x (on); CPU "
+            f"time {_num(q.get('answer_only_speedup_cpu_time_checkpointing_off'), '.2f')}x / "
+            f"{_num(q.get('answer_only_speedup_cpu_time_checkpointing_on'), '.2f')}x; peak RSS "
+            f"{_num(q.get('answer_only_memory_checkpointing_off'), '.2f')} / "
+            f"{_num(q.get('answer_only_memory_checkpointing_on'), '.2f')}"
+        )
+    p = result["paper_shape"]
+    notes.append(
+        f"at the paper's shape (batch {p['batch']} x {p['tokens']:,} tokens, vocabulary "
+        f"{p['vocab']:,}, hidden {p['hidden']:,}; computed from the shapes): logits at every "
+        f"position take {p['full_logits_bf16_gb']:.1f} GB in bf16 plus "
+        f"{p['full_logits_fp32_upcast_gb']:.1f} GB upcast to float32 for the loss, at the "
+        f"answer position {p['answer_logits_bf16_plus_fp32_mb']:.1f} MB; the LM head's forward "
+        f"is {p['lm_head_forward_tflop_every_position']:.1f} TFLOP against "
+        f"{p['lm_head_forward_tflop_answer_only']:.4f}. (TRL 1.16's fused head already avoids "
+        "holding the full logits; on a non-Triton device it still projects every position.)"
+    )
     e = result["full_epoch_padding"]
     notes.append(
         f"padding over a full epoch of all {e['examples']:,} training examples (lengths only): "
@@ -666,6 +726,7 @@ def main(argv: list[str] | None = None) -> int:
         "rows": rows,
         "ratios": ratios(rows),
         "full_epoch_padding": full_epoch,
+        "paper_shape": paper_shape_saving(),
     }
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "bench_train.json").write_text(json.dumps(result, indent=2) + "\n")

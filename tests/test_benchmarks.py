@@ -10,6 +10,22 @@ import sys
 import pytest
 
 
+def test_bench_gpu_train_logic_on_a_cpu(repo_root, tmp_path):
+    pytest.importorskip("peft", reason="needs the train extra")
+    out = tmp_path / "bench_gpu_train.json"
+    subprocess.run(
+        [sys.executable, str(repo_root / "benchmarks" / "bench_gpu_train.py"), "--device", "cpu",
+         "--smoke", "--out", str(out)],
+        check=True, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    body = json.loads(out.read_text())
+    rows = {r["loss"]: r for r in body["rows"]}
+    assert set(rows) == {"full_logits", "trl_fused", "answer_only"}
+    assert rows["full_logits"]["speedup_vs_full_logits"] == 1.0
+    assert all(r["tokens_per_s"] > 0 for r in rows.values())
+    assert body["shape"]["num_hidden_layers"] == 2 and body["batch"] == 2
+
+
 @pytest.mark.slow
 def test_bench_metrics_smoke(repo_root, tmp_path):
     subprocess.run(
