@@ -434,7 +434,8 @@ def check_disjointness(
     if shared:
         logger.warning("%d problems shared with the eval sources (allowed)", len(shared))
     eval_statements = [(s.spec, s.statements()) for s in sources]
-    kept_train = {p: t for p, t in train_statements.items() if p not in set(shared)}
+    skip = set(shared)  # a shared problem (allowed) is the same problem, not a near duplicate
+    kept_train = {p: t for p, t in train_statements.items() if p not in skip}
     template = _template(kept_train, eval_statements, ngram, template_filter, template_share)
     report.template = template.to_dict(ngram)
     table = np.unique(np.concatenate(

@@ -24,12 +24,12 @@ from trainers.examples import (
     example_statements,
     examples_dataset,
     generate_examples,
-    pairs_jsonl_examples,
     problem_ids,
     problem_statements,
     split_release,
     split_validation,
 )
+from trainers.pairs_jsonl import pairs_jsonl_examples
 
 COLUMNS = set(EXAMPLE_FEATURES)
 
