@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from coreb_toolkit.cli.main import main
+from tests.reranker.test_hub_round_trip import hub  # noqa: F401 - the fake Hub fixture
 from tests.trainers.conftest import EVAL_RELEASE
 
 
@@ -71,3 +72,33 @@ def test_publish_refuses_a_folder_without_an_adapter_and_a_sampled_result(
     assert exit_.value.code == 2
     assert "query sample" in capsys.readouterr().err
     assert not (tmp_path / "up").exists()
+
+
+def test_publish_pushes_and_the_cards_snippet_loads_it_back(checkpoint, tiny_dataset, hub, capsys):  # noqa: F811
+    from reranker.registry import load_reranker
+
+    repo = "coreb-org/tiny-reranker"
+    code = main([
+        "publish", str(checkpoint), "--repo", repo, "--dataset", str(tiny_dataset),
+        "--dataset-id", "coreb-org/coreb", "--rerank-top-k", "3",
+    ])  # fmt: skip
+    assert code == 0
+    assert f"pushed {checkpoint}" in capsys.readouterr().out
+    (commit,) = hub.commits
+    assert "adapter_model.safetensors" in commit.lfs_files  # the weights went up through LFS
+    assert not any(path.startswith("checkpoint-") for path in commit.files)
+    card = (checkpoint / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)\n```", card, flags=re.DOTALL)
+    snippet = next(b for b in blocks if "load_reranker" in b)
+    # the card's snippet, run as a user would (print replaced to keep its output)
+    shown: list = []
+    namespace = {"print": shown.append}
+    exec(compile(snippet, "card-snippet", "exec"), namespace)  # our own card
+    (scores,) = shown
+    local = load_reranker(str(checkpoint))
+    expected = local.score([(namespace["query"], namespace["code"])],
+                           instruction=namespace["instruction"])  # fmt: skip
+    assert scores == pytest.approx(expected, abs=1e-6)
+    assert namespace["reranker"].name == repo
+    assert any("/resolve/" in r.path and "adapter_model.safetensors" in r.path
+               for r in hub.requests)  # fmt: skip
