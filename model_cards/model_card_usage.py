@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from coreb_toolkit.builders.hub_folder import is_hub_id
 from coreb_toolkit.untrusted import markdown_code, markdown_fence, markdown_text
 from model_cards.dataset_card import markdown_table
 
@@ -58,8 +59,8 @@ def _prompt_text(folder: str, base: str) -> tuple[str, str] | None:
 
 
 def _hub_id(name: str) -> bool:
-    parts = name.split("/")
-    return len(parts) == 2 and all(parts) and not Path(name).exists()
+    """An ``owner/name`` Hub id that is no local path."""
+    return is_hub_id(name) and not Path(name).exists()
 
 
 def _toolkit_snippet(repo: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coreb_toolkit.benchmark.rerank import DEFAULT_RERANK_TOP_K
+from coreb_toolkit.builders.hub_folder import is_hub_id
 from coreb_toolkit.cli.parsing import Command
 
 RESULTS_DIR = "evaluation"
@@ -115,8 +116,8 @@ def _eval_releases(checkpoint: Path) -> list[str]:
 
 
 def _hub_id(name: str) -> bool:
-    parts = name.split("/")
-    return len(parts) == 2 and all(parts) and not Path(name).exists()
+    """An ``owner/name`` Hub id that is no local path."""
+    return is_hub_id(name) and not Path(name).exists()
 
 
 def _evaluate(args: PublishArguments) -> None:
