@@ -338,28 +338,24 @@ def _overlaps(
 
 def _best_matches(
     flagged: Mapping[str, list[set[int]]],
-    eval_statements: Sequence[tuple[str, Mapping[str, Sequence[str]]]],
-    n: int,
-    template: _Template,
+    eval_keys: Sequence[tuple[str, str, np.ndarray]],
 ) -> dict[str, tuple[str, str]]:
     """For each flagged training problem, the (eval source, eval problem) sharing the most
     distinct compared n-grams with its overlapping statements; one pass over the eval
-    statements."""
+    problems' compared n-grams (``eval_keys``: source, problem, sorted hashes)."""
     owners: dict[int, list[str]] = {}
     for pid, sets in flagged.items():
         for gram in set().union(*sets):
             owners.setdefault(gram, []).append(pid)
     best: dict[str, tuple[int, str, str]] = {}
-    for spec, statements in eval_statements:
-        for eval_pid, texts in statements.items():
-            grams = {int(k) for t in texts for k in template.keys(t, n)} & owners.keys()
-            counts: dict[str, int] = {}
-            for gram in grams:
-                for pid in owners[gram]:
-                    counts[pid] = counts.get(pid, 0) + 1
-            for pid, count in counts.items():
-                if pid not in best or count > best[pid][0]:
-                    best[pid] = (count, spec, eval_pid)
+    for spec, eval_pid, keys in eval_keys:
+        counts: dict[str, int] = {}
+        for gram in {int(k) for k in keys} & owners.keys():
+            for pid in owners[gram]:
+                counts[pid] = counts.get(pid, 0) + 1
+        for pid, count in counts.items():
+            if pid not in best or count > best[pid][0]:
+                best[pid] = (count, spec, eval_pid)
     return {pid: (spec, eval_pid) for pid, (_, spec, eval_pid) in best.items()}
 
 
@@ -438,13 +434,19 @@ def check_disjointness(
     kept_train = {p: t for p, t in train_statements.items() if p not in skip}
     template = _template(kept_train, eval_statements, ngram, template_filter, template_share)
     report.template = template.to_dict(ngram)
-    table = np.unique(np.concatenate(
-        [np.zeros(0, dtype=np.int64)]
-        + [template.keys(t, ngram) for _, st in eval_statements for ts in st.values() for t in ts]
-    ))  # fmt: skip
+    # each evaluation problem's compared n-grams, computed once: the lookup table and the
+    # naming of the near duplicates' evaluation problems both read them
+    eval_keys = [
+        (spec, pid, np.unique(np.concatenate(
+            [np.zeros(0, dtype=np.int64)] + [template.keys(t, ngram) for t in texts]
+        )))
+        for spec, statements in eval_statements
+        for pid, texts in statements.items()
+    ]  # fmt: skip
+    table = np.unique(np.concatenate([np.zeros(0, dtype=np.int64)] + [k for *_, k in eval_keys]))
     overlaps = _overlaps(kept_train, set(), table, ngram, template)
     flagged = {pid: hit for pid, (best, hit) in overlaps.items() if hit and best > max_overlap}
-    matches = _best_matches(flagged, eval_statements, ngram, template) if flagged else {}
+    matches = _best_matches(flagged, eval_keys) if flagged else {}
     report.near_duplicates = [
         {"train_problem": pid, "eval_problem": matches[pid][1], "eval_source": matches[pid][0],
          "overlap": overlaps[pid][0]}

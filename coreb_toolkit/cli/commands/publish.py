@@ -3,7 +3,6 @@ to a Hub model in one command: evaluate (first stage + rerank), write the card, 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,13 +105,13 @@ class PublishArguments:
 
 
 def _eval_releases(checkpoint: Path) -> list[str]:
-    """The releases the run was checked against (``training_config.json``'s eval_sources)."""
+    """The releases the run was checked against (its ``eval_sources``, as the card reads the
+    run records: :func:`model_cards.model_card_checkpoint.read_checkpoint`)."""
+    from model_cards.model_card_checkpoint import read_checkpoint
     from trainers.decontamination import EvalSource
 
-    path = checkpoint / "training_config.json"
-    config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    found = [EvalSource.parse(s).release for s in config.get("eval_sources") or []]
-    return sorted({r for r in found if r})
+    sources = read_checkpoint(checkpoint).config.get("eval_sources") or []
+    return sorted({r for r in (EvalSource.parse(s).release for s in sources) if r})
 
 
 def _hub_id(name: str) -> bool:
