@@ -21,7 +21,7 @@ there). Three losses, each warmed up then timed over ``--iters`` optimizer-free 
 * ``trl_fused``: TRL's fused LM head (``trl.trainer.utils.add_fused_lm_head``, what
   ``SFTTrainer`` 1.16 uses): log-probabilities of the labelled positions in chunks, when trl
   is installed (skipped otherwise);
-* ``answer_only``: :func:`trainers.coreb_reranker.answer_token_loss` (``logits_to_keep`` at
+* ``answer_only``: :func:`trainers.coreb_reranker_trainer.answer_token_loss` (``logits_to_keep`` at
   the answer position), the trainer's default.
 
 Reported per loss: peak allocated GPU memory (``torch.cuda.max_memory_allocated``, reset before
@@ -90,7 +90,7 @@ def batch(args: argparse.Namespace, vocab: int) -> dict:
 
 def step_fn(name: str, model, inputs: dict):
     """One forward + backward with loss ``name``; None where it cannot run here."""
-    from trainers.coreb_reranker import answer_token_loss
+    from trainers.coreb_reranker_trainer import answer_token_loss
 
     if name == "full_logits":
         return lambda: model(**inputs).loss.backward()

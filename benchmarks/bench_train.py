@@ -6,7 +6,7 @@ A standalone script, not a test::
     .venv/bin/python benchmarks/bench_train.py --dataset /tmp/proof/train_coreb@release_v2602
     .venv/bin/python benchmarks/bench_train.py --quick               # tiny model, seconds
 
-Four configurations train the same LoRA (the trainer's :func:`trainers.coreb_reranker.lora_config`:
+Four configurations train the same LoRA (the trainer's :func:`trainers.common.lora_config`:
 r 16, alpha 16, dropout 0.05, all linear modules) on the same model, the same examples, the same
 ``--max-length``, batch size, learning rate and number of steps:
 
@@ -16,11 +16,12 @@ r 16, alpha 16, dropout 0.05, all linear modules) on the same model, the same ex
    ``trl.SFTTrainer`` with its defaults: it tokenizes, appends and trains the end-of-turn token
    (``completion_only_loss`` default), pads on the right (``DataCollatorForLanguageModeling``)
    and samples at random.
-2. **ours** (the CoREB trainer's path, as :func:`trainers.coreb_reranker.train_coreb_reranker`
-   builds it): pre-tokenized sequences from :func:`~trainers.coreb_reranker.tokenize` (loss on
-   the answer token only), :class:`~trainers.coreb_reranker.YesNoCollator` (left padding with
-   position ids) and ``train_sampling_strategy="group_by_length"``. A run of a few steps would
-   give the sampler too few examples to group (its mega-batches hold ``min(n // (4 * batch),
+2. **ours** (the CoREB trainer's path, as
+   :func:`trainers.coreb_reranker_trainer.train_coreb_reranker` builds it): pre-tokenized
+   sequences from :func:`~trainers.coreb_reranker_trainer.tokenize` (loss on the answer token
+   only), :class:`~trainers.coreb_reranker_trainer.YesNoCollator` (left padding with position
+   ids) and ``train_sampling_strategy="group_by_length"``. A run of a few steps would give the
+   sampler too few examples to group (its mega-batches hold ``min(n // (4 * batch),
    50)`` batches), so by default (``--ours-sampling epoch``) the timed examples are ``--steps``
    batches spread evenly over the epoch ``group_by_length`` makes of *all* training examples,
    fed in that order: the batches a full-size run feeds. (1) gets the same examples, in its
@@ -136,7 +137,7 @@ def load_prompt(model: str) -> Any:
     import transformers
 
     from reranker.prompt import YesNoPrompt
-    from trainers.coreb_reranker import resolve_base
+    from trainers.common import resolve_base
 
     path, gguf = resolve_base(model, None)
     tokenizer = transformers.AutoTokenizer.from_pretrained(path, gguf_file=gguf)
@@ -211,7 +212,7 @@ def epoch_padding(prompt: Any, rows: list[dict], batch_size: int, max_length: in
     import torch
     from transformers.trainer_pt_utils import get_length_grouped_indices
 
-    from trainers.coreb_reranker import tokenize
+    from trainers.coreb_reranker_trainer import tokenize
 
     ours = list(tokenize(rows, prompt, max_length)["length"])
     # TRL's sequence: the prompt's closing "\n\n" splits in two before the answer, plus EOS
@@ -365,8 +366,9 @@ def make_trainer(setup: str, checkpointing: bool, plan: dict, model: Any, tokeni
     """The SFTTrainer of one configuration and facts about its dataset."""
     from trl import SFTConfig, SFTTrainer
 
-    from trainers.config import CorebRerankerConfig
-    from trainers.coreb_reranker import lora_config, tokenize
+    from trainers.common import lora_config
+    from trainers.coreb_reranker_config import CorebRerankerConfig
+    from trainers.coreb_reranker_trainer import tokenize
 
     common = {
         "output_dir": output_dir,
@@ -389,7 +391,7 @@ def make_trainer(setup: str, checkpointing: bool, plan: dict, model: Any, tokeni
     ours_config = CorebRerankerConfig(model_name_or_path=plan["model"], **common)
     rows, facts = plan["train"], {}
     if setup in ("ours", "ours_full"):
-        from trainers.coreb_reranker import make_trainer as coreb_trainer
+        from trainers.coreb_reranker_trainer import make_trainer as coreb_trainer
 
         if plan["ours_sampling"] == "epoch":  # the batches group_by_length makes of the epoch
             ours_config.train_sampling_strategy = "sequential"
@@ -419,8 +421,8 @@ def worker(plan_path: Path, setup: str, checkpointing: bool) -> dict:
     from transformers import set_seed
 
     from reranker.prompt import YesNoPrompt
-    from trainers.config import CorebRerankerConfig
-    from trainers.coreb_reranker import load_base
+    from trainers.common import load_base
+    from trainers.coreb_reranker_config import CorebRerankerConfig
 
     plan = json.loads(plan_path.read_text())
     started = time.perf_counter()

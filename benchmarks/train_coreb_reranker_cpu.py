@@ -90,7 +90,7 @@ def built_releases(out: Path) -> Path:
 
 
 def config_for(args: argparse.Namespace, built: Path, lr: float, output: Path, **extra: Any):
-    from trainers.config import CorebRerankerConfig
+    from trainers.coreb_reranker_config import CorebRerankerConfig
 
     return CorebRerankerConfig(
         model_name_or_path=MODEL,
@@ -122,7 +122,7 @@ def fitting(data: Any, max_length: int) -> tuple[Any, dict[str, int]]:
 
     from reranker.prompt import YesNoPrompt
     from reranker.registry import bundled
-    from trainers.coreb_reranker import TrainingData
+    from trainers.common import TrainingData
 
     entry = bundled(MODEL)
     tokenizer = transformers.AutoTokenizer.from_pretrained(
@@ -146,7 +146,8 @@ def fitting(data: Any, max_length: int) -> tuple[Any, dict[str, int]]:
 
 
 def training_data(args: argparse.Namespace, built: Path) -> Any:
-    from trainers.coreb_reranker import TrainingData, build_training_data
+    from trainers.common import TrainingData
+    from trainers.coreb_reranker_trainer import build_training_data
 
     cache = args.out / "training_data.json"
     if cache.is_file():
@@ -192,7 +193,7 @@ def read_curve(folder: Path) -> list[dict]:
 
 
 def sweep(args: argparse.Namespace, built: Path, data: Any) -> tuple[float, dict]:
-    from trainers.coreb_reranker import train_coreb_reranker
+    from trainers.coreb_reranker_trainer import train_coreb_reranker
 
     found = {}
     for lr in args.learning_rates:
@@ -211,7 +212,7 @@ def sweep(args: argparse.Namespace, built: Path, data: Any) -> tuple[float, dict
 
 
 def final_run(args: argparse.Namespace, built: Path, data: Any, lr: float) -> Path:
-    from trainers.coreb_reranker import train_coreb_reranker
+    from trainers.coreb_reranker_trainer import train_coreb_reranker
 
     folder = args.out / f"lr_{lr:g}"
     done = [p for p in read_curve(folder) if p["step"] >= args.steps]

@@ -15,6 +15,7 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # --------------------------------------------------------------------------------------------
@@ -275,12 +276,29 @@ QUALCODE_CONDITIONS: dict[str, str] = {
     "maintainability": "maintainable",
 }
 """QualCode dimension -> the adjective of its instruction (``Retrieve code that is fast``)."""
+QUALCODE_INSTRUCTION_TEMPLATE = "Retrieve code that is {conditions}"
+"""The QualCode instruction [SynH-Rank §3]: ``{conditions}`` becomes the adjectives of the asked
+dimensions joined with "and" (:func:`qualcode_instruction_text`). The builder's default
+template (a build may take another; every pair and MC row records the instruction it was built
+with, and evaluation reads that) and the template of
+:func:`reranker.instructions.qualcode_instruction`."""
 QUALCODE_DIMENSIONS: tuple[str, ...] = tuple(QUALCODE_CONDITIONS)
 MC_CONDITION_COUNTS: tuple[int, ...] = (1, 2, 3)
 """MC-QualCode asks for k = 1, 2 or 3 conditions at once."""
 QUALCODE_PAIR_CONFIGS: dict[str, str] = {d: f"qualcode_{d}" for d in QUALCODE_DIMENSIONS}
 MC_CONFIGS: dict[int, str] = {k: f"mc_{k}cond" for k in MC_CONDITION_COUNTS}
 QUALCODE_CORPUS = "qualcode_corpus"
+
+
+def qualcode_instruction_text(
+    adjectives: Sequence[str], template: str = QUALCODE_INSTRUCTION_TEMPLATE
+) -> str:
+    """The QualCode instruction asking for ``adjectives`` (in order), by ``template``.
+
+    >>> qualcode_instruction_text(["fast", "maintainable"])
+    'Retrieve code that is fast and maintainable'
+    """
+    return template.format(conditions=" and ".join(adjectives))
 
 
 # --------------------------------------------------------------------------------------------
@@ -322,6 +340,7 @@ __all__ = [
     "QUALCODE_CONDITIONS",
     "QUALCODE_CORPUS",
     "QUALCODE_DIMENSIONS",
+    "QUALCODE_INSTRUCTION_TEMPLATE",
     "QUALCODE_LABEL",
     "QUALCODE_PAIR_CONFIGS",
     "QUALCODE_TASK",
@@ -332,4 +351,5 @@ __all__ = [
     "SubtaskMetadata",
     "classify_subtask",
     "main_task_key",
+    "qualcode_instruction_text",
 ]

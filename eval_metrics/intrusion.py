@@ -8,7 +8,8 @@ rather than by an unrelated document.
 
 Ranks follow trec_eval's order exactly: score descending, ties by document id descending, with
 scores compared in single precision as trec_eval stores them (two scores that round to the same
-float32 are a tie), so this rate sees the same ranking as every other measure.
+float32 are a tie; :mod:`eval_metrics.trec_order`), so this rate sees the same ranking as every
+other measure.
 """
 
 from __future__ import annotations
@@ -16,17 +17,12 @@ from __future__ import annotations
 import heapq
 from collections.abc import Collection, Mapping
 
-import numpy as np
-
-
-def _f32(score: float) -> float:
-    """``score`` as trec_eval holds it (C ``float``)."""
-    return float(np.float32(score))
+from eval_metrics.trec_order import trec_score
 
 
 def _best(docs: Collection[str], ranking: Mapping[str, float]) -> tuple[float, str] | None:
     """The (score, doc_id) key of the best-ranked of ``docs`` present in ``ranking``."""
-    keys = [(_f32(ranking[d]), d) for d in docs if d in ranking]
+    keys = [(trec_score(ranking[d]), d) for d in docs if d in ranking]
     return max(keys) if keys else None
 
 
@@ -36,12 +32,12 @@ def _in_top(key: tuple[float, str], ranking: Mapping[str, float], depth: int) ->
         return True
     score, doc_id = key
     # Rounding to float32 is monotone, so the depth-th largest rounds to the depth-th largest.
-    cutoff = _f32(heapq.nlargest(depth, ranking.values())[-1])
+    cutoff = trec_score(heapq.nlargest(depth, ranking.values())[-1])
     if score != cutoff:
         return score > cutoff
     above = 0
     for d, s in ranking.items():
-        s = _f32(s)
+        s = trec_score(s)
         above += s > score or (s == score and d > doc_id)
     return above < depth
 

@@ -1,12 +1,12 @@
 """Best-positive ties: how often a ranking is decided by document ids rather than by the model.
 
 trec_eval (and so every CoREB measure) orders documents by score descending and breaks ties by
-document id descending. When a query's best-ranked relevant document has exactly the score of a
-non-relevant one, which of the two comes first -- and so the query's nDCG, MRR and hard-negative
-intrusion -- is decided by their ids. A lexical retriever that cannot tell a solution from its
-operator-flip mutant ties them on every such query; with ids assigned in a meaningful order
-(a mutant right after its source) the tie always falls the same way. This figure says how much
-of a subtask is in that situation.
+document id descending (:mod:`eval_metrics.trec_order`). When a query's best-ranked relevant
+document has exactly the score of a non-relevant one, which of the two comes first -- and so the
+query's nDCG, MRR and hard-negative intrusion -- is decided by their ids. A lexical retriever
+that cannot tell a solution from its operator-flip mutant ties them on every such query; with
+ids assigned in a meaningful order (a mutant right after its source) the tie always falls the
+same way. This figure says how much of a subtask is in that situation.
 
 Definition, for one query ``q`` with relevance level ``L`` (2 in CoREB):
 

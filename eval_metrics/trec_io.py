@@ -23,8 +23,8 @@ what would make another tool read it differently. Errors name the file and the l
   held (a file with no newline is never read whole), and so is a FIFO or a device.
 
 Lines whose first field starts with ``#`` are comments. Writers order each query's documents as
-trec_eval ranks them (score descending, ties by doc id descending), number the ranks from 1, and
-refuse what a reader would refuse.
+trec_eval ranks them (score descending, ties by doc id descending: :mod:`eval_metrics.trec_order`,
+on the scores as written), number the ranks from 1, and refuse what a reader would refuse.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from eval_metrics.checks import (
     check_relevance,
     relevance_out_of_range,
 )
+from eval_metrics.trec_order import trec_order
 
 PathLike = str | os.PathLike
 
@@ -207,10 +208,11 @@ def write_run(run: Run, path: PathLike, tag: str = "coreb") -> Path:
     lines = []
     for query_id in sorted(run):
         _check_token(query_id, "query id")
-        ranked = sorted(run[query_id].items(), key=lambda item: (item[1], item[0]), reverse=True)
-        for rank, (doc_id, score) in enumerate(ranked, start=1):
+        ranking = run[query_id]
+        # trec_eval's order on the scores as given: they never rise down the file
+        for rank, doc_id in enumerate(trec_order(ranking, single_precision=False), start=1):
             _check_token(doc_id, f"doc id (query {query_id!r})")
-            score = check_ranking_score(score, query_id, doc_id)
+            score = check_ranking_score(ranking[doc_id], query_id, doc_id)
             lines.append(f"{query_id} Q0 {doc_id} {rank} {score!r} {tag}\n")
     return _write(path, lines)
 

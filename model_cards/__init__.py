@@ -5,7 +5,8 @@
 - :mod:`.model_card` (with :mod:`.model_card_eval`, :mod:`.model_card_sections`,
   :mod:`.model_card_checkpoint`): model cards of evaluated and trained rerankers and embedders,
   ``model-index`` and ``.eval_results/*.yaml``;
-- :mod:`.hub`: pushing a model, dataset or Space folder to the Hub in one commit, or a dry run;
+- :mod:`.hub`: pushing a model, dataset or Space folder to the Hub in one ``create_commit``, or a
+  dry run that writes the same commit operations;
 - :mod:`.mteb_results`: MTEB submissions (``TaskResult`` files, ``model_meta.json``);
 - :mod:`.leaderboard`: our own leaderboard: submissions, their validator, the table, the plots
   and the Gradio page.

@@ -1,16 +1,25 @@
 """Publish a folder to the Hugging Face Hub: a model, a dataset or a Space, in one commit.
 
 Everything goes through ``huggingface_hub``'s own :class:`~huggingface_hub.HfApi`:
-``create_repo(exist_ok=True)`` then one ``create_commit`` holding every file (optionally as a
-pull request, on a ``revision``). The file list is decided by one function,
-:func:`plan_upload`, which both :func:`push_folder` and :func:`dry_run` use, so that a dry run
-writes exactly the bytes a push would send.
+``create_repo(exist_ok=True)``, then one ``create_commit`` of a ``CommitOperationAdd`` per
+file (``huggingface_hub`` does the preupload, the LFS or Xet transfers and the NDJSON commit),
+optionally as a pull request on a ``revision``. Not ``upload_folder``: it refuses a pull
+request against a branch other than ``main``, may split a folder into several commits, and
+follows every link. The files are chosen by :func:`plan_upload` (the rules below, matched by
+``huggingface_hub``'s ``filter_repo_objects``, the filter of ``upload_folder``'s
+``allow_patterns`` / ``ignore_patterns``), and the commit is built by
+:func:`commit_operations`: :func:`push_folder` hands its operations to ``create_commit`` and
+:func:`dry_run` writes the same operations' files, so that a dry run writes exactly the bytes a
+push would send.
 
 What is uploaded: every file under the folder, recursively, except (each left-out path is
-listed in :attr:`UploadPlan.skipped` with its reason, never dropped silently):
+listed in :attr:`UploadPlan.skipped` with its reason, never dropped silently; each rule is a
+list of ``filter_repo_objects`` ignore patterns, matched on one part of a path at a time, a
+folder's as ``name/``, so that a ``*`` never reaches across a ``/``):
 
 * ``.git`` and ``.cache``, folders or files, anywhere: the Hub refuses any path with such a part
-  (``huggingface_hub``'s ``FORBIDDEN_FOLDERS``); a worktree's or submodule's ``.git`` is a file,
+  (``huggingface_hub``'s ``FORBIDDEN_FOLDERS``, from which the rule is made; ``upload_folder``'s
+  ``DEFAULT_IGNORE_PATTERNS`` leave out less); a worktree's or submodule's ``.git`` is a file,
   and ``.cache/huggingface/`` holds download metadata and, as ``HF_HOME``, the token;
 * ``__pycache__/``, ``*.pyc``, ``.ipynb_checkpoints/``, ``.DS_Store``: rebuilt or editor state;
 * secrets, by name (:data:`SECRET_PATTERNS`, matched case-insensitively on every part of a path;
@@ -45,17 +54,21 @@ never reads the token except to refuse a folder that contains it (a training run
 
 Retries (``huggingface_hub`` 2.4.0, ``utils/_http.py``): ``http_backoff`` retries 408, 429,
 500, 502, 503, 504 and network errors five times (waits 1, 2, 4, 8, 8 s) for the ``preupload``
-call and LFS transfers only; ``create_repo``, ``validate-yaml`` and the ``commit`` POST are sent
-once. :func:`push_folder` retries those with the same schedule (:class:`RetryPolicy`). Retrying
-a commit is safe: if a lost answer hid a commit that went through, the retry's ``preupload``
-reports every file unchanged and ``huggingface_hub`` makes no second commit. A pull request
-has no such guard (a retry could open a second one), so with ``create_pr`` a failed commit POST
-is not retried and the error says to look at the repo's discussions first.
+call and LFS transfers only; ``create_repo``, ``validate-yaml`` and ``create_commit``'s
+``commit`` POST are sent once (only ``upload_folder``'s Xet pipeline retries its commits).
+:func:`push_folder` retries those with the same schedule (:class:`RetryPolicy`), on the
+statuses ``http_backoff`` retries by default (read from its signature) and on the errors of a
+Hub that cannot be reached (``hub_folder.hub_unreachable_errors``). Retrying a commit is safe:
+if a lost answer hid a commit that went through, the retry's ``preupload`` reports every file
+unchanged and ``huggingface_hub`` makes no second commit. A pull request has no such guard (a
+retry could open a second one), so with ``create_pr`` a failed commit POST is not retried and
+the error says to look at the repo's discussions first.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import functools
+import inspect
 import json
 import logging
 import os
@@ -67,6 +80,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from coreb_toolkit.hub_access import hub_id_problem, hub_unreachable_errors
 from coreb_toolkit.untrusted import inside, read_json
 
 logger = logging.getLogger(__name__)
@@ -86,16 +100,16 @@ SECRET_PATTERNS: tuple[str, ...] = (
 )  # fmt: skip
 #: the file a dry run writes beside the files, listing them: --force replaces only such a folder
 DRY_RUN_MARKER = ".coreb-dry-run.json"
-#: (pattern on a path component, "folder" | "file" | "any", reason); checked on every component
-_SKIP_ANYWHERE: tuple[tuple[str, str, str], ...] = (
-    (".git", "any", "git metadata: the Hub refuses any path with a .git part"),
-    (".cache", "any", "a local cache (huggingface_hub's download metadata, maybe a token): the "
-     "Hub refuses any path with a .cache part"),
-    ("__pycache__", "folder", "Python bytecode, rebuilt on import"),
-    (".ipynb_checkpoints", "folder", "Jupyter autosaves"),
-    ("*.pyc", "file", "Python bytecode, rebuilt on import"),
-    (".DS_Store", "file", "Finder metadata"),
-)  # fmt: skip
+#: what each of huggingface_hub's FORBIDDEN_FOLDERS holds, for the reason a path is left out
+_FORBIDDEN = {".git": "git metadata", ".cache": "a local cache (huggingface_hub's download "
+              "metadata, maybe a token)"}  # fmt: skip
+#: (filter_repo_objects ignore patterns on a path part, reason): "name/" a folder, "name" a file
+_SKIP_ANYWHERE: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("__pycache__/",), "Python bytecode, rebuilt on import"),
+    ((".ipynb_checkpoints/",), "Jupyter autosaves"),
+    (("*.pyc",), "Python bytecode, rebuilt on import"),
+    ((".DS_Store",), "Finder metadata"),
+)
 _CHECKPOINT = (
     "an intermediate Trainer checkpoint (optimizer, scheduler and RNG state): the model is the "
     "folder's top level; push a checkpoint on its own with `coreb push model DIR/checkpoint-N`"
@@ -103,8 +117,6 @@ _CHECKPOINT = (
 #: the file a Space runs, by sdk, when its card names no ``app_file``
 _SPACE_APP = {"gradio": "app.py", "streamlit": "app.py", "static": "index.html"}
 _READ_ONLY_PR = "; or open a pull request with --create-pr, which needs only read access"
-#: status codes huggingface_hub's http_backoff retries (utils/_http.py, 2.4.0)
-RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 
 T = TypeVar("T")
 
@@ -176,30 +188,57 @@ def _check_repo_type(repo_type: str) -> None:
         raise ValueError(f"repo_type must be one of {', '.join(REPO_TYPES)}, got {repo_type!r}")
 
 
-def _skip_reason(name: str, is_dir: bool, top_level: bool, repo_type: str) -> str | None:
-    for pattern, kind, reason in _SKIP_ANYWHERE:
-        if kind in ("any", "folder" if is_dir else "file") and fnmatch.fnmatchcase(name, pattern):
-            return reason
-    for pattern in SECRET_PATTERNS:
-        if (is_dir or not pattern.endswith("/")) and fnmatch.fnmatchcase(
-            name.lower(), pattern.rstrip("/")
-        ):
-            return (
-                f"a secret by its name ({pattern!r} in SECRET_PATTERNS), never uploaded: a Space "
-                "takes its secrets in its settings"
-            )
-    if top_level and not is_dir and name == DRY_RUN_MARKER:
-        return "the list of the files a dry run wrote"
-    if repo_type == "model" and is_dir and top_level and fnmatch.fnmatchcase(name, "checkpoint-*"):
-        return _CHECKPOINT
-    return None
+def _file_or_folder(pattern: str) -> tuple[str, ...]:
+    """A pattern that names a file or a folder, as ignore patterns: ``name`` and ``name/``."""
+    return (pattern,) if pattern.endswith("/") else (pattern, pattern + "/")
+
+
+@functools.cache
+def _rules(repo_type: str, top_level: bool) -> tuple[tuple[tuple[str, ...], bool, str], ...]:
+    """The rules of the module docstring for a part of a path (at the top when ``top_level``):
+    (ignore patterns, matched case-folded, reason), the first that matches giving the reason."""
+    from huggingface_hub.utils import FORBIDDEN_FOLDERS
+
+    rules = [
+        (_file_or_folder(name), False, f"{_FORBIDDEN.get(name, 'a folder the Hub forbids')}: "
+         f"the Hub refuses any path with a {name} part")
+        for name in FORBIDDEN_FOLDERS
+    ]  # fmt: skip
+    rules += [(patterns, False, reason) for patterns, reason in _SKIP_ANYWHERE]
+    rules += [
+        (_file_or_folder(pattern), True, f"a secret by its name ({pattern!r} in SECRET_PATTERNS)"
+         ", never uploaded: a Space takes its secrets in its settings")
+        for pattern in SECRET_PATTERNS
+    ]  # fmt: skip
+    if top_level:
+        rules.append(((DRY_RUN_MARKER,), False, "the list of the files a dry run wrote"))
+        if repo_type == "model":
+            rules.append((("checkpoint-*/",), False, _CHECKPOINT))
+    return tuple(rules)
+
+
+def _left_out(entries: list[str], repo_type: str, top_level: bool) -> dict[str, str]:
+    """``{entry: reason}`` for the entries of one folder (``name/`` a folder, ``name`` a file)
+    that a push leaves out: each rule's patterns through ``huggingface_hub``'s
+    ``filter_repo_objects``, on the lower-cased name for the secrets. (It reads a ``\\`` in a
+    name as a ``/``: such a name is left out the more readily, never the less.)"""
+    from huggingface_hub.utils import filter_repo_objects
+
+    left: dict[str, str] = {}
+    for patterns, fold_case, reason in _rules(repo_type, top_level):
+        rest = [entry for entry in entries if entry not in left]
+        key = str.lower if fold_case else None
+        kept = set(filter_repo_objects(rest, ignore_patterns=list(patterns), key=key))
+        left.update((entry, reason) for entry in rest if entry not in kept)
+    return left
 
 
 def _skipped_file(rel: Path, repo_type: str) -> str | None:
     """Why the file ``rel`` (relative to the folder) is left out, if a part of it is."""
     parts = rel.parts
     for i, name in enumerate(parts):
-        reason = _skip_reason(name, i < len(parts) - 1, i == 0, repo_type)
+        entry = f"{name}/" if i < len(parts) - 1 else name
+        reason = _left_out([entry], repo_type, i == 0).get(entry)
         if reason is not None:
             return reason
     return None
@@ -243,13 +282,13 @@ def plan_upload(folder: str | Path, repo_type: str) -> UploadPlan:
     skipped: dict[str, str] = {}
     for current, dirs, names in os.walk(root):
         here = Path(current)
-        top = here == root
         rel_dir = here.relative_to(root)
+        left = _left_out([*(f"{d}/" for d in dirs), *names], repo_type, here == root)
         kept = []
         for name in sorted(dirs):
             path = here / name
             rel = (rel_dir / name).as_posix()
-            reason = _skip_reason(name, True, top, repo_type)
+            reason = left.get(f"{name}/")
             if reason is not None:
                 skipped[rel + "/"] = reason
             elif path.is_symlink():
@@ -263,7 +302,7 @@ def plan_upload(folder: str | Path, repo_type: str) -> UploadPlan:
         for name in sorted(names):
             path = here / name
             rel = (rel_dir / name).as_posix()
-            reason = _skip_reason(name, False, top, repo_type)
+            reason = left.get(name)
             if reason is not None:
                 skipped[rel] = reason
             else:
@@ -277,6 +316,19 @@ def plan_upload(folder: str | Path, repo_type: str) -> UploadPlan:
 def upload_files(folder: str | Path, repo_type: str) -> list[str]:
     """The paths (relative, POSIX) a push of ``folder`` uploads; see :func:`plan_upload`."""
     return list(plan_upload(folder, repo_type).files)
+
+
+def commit_operations(plan: UploadPlan) -> list[Any]:
+    """The commit a push of ``plan`` makes: one ``huggingface_hub.CommitOperationAdd`` per file,
+    in order (``path_in_repo`` its path in the folder, ``path_or_fileobj`` the file).
+    :func:`push_folder` hands exactly these to ``HfApi.create_commit``; :func:`dry_run` writes
+    exactly these. New objects on each call: ``create_commit`` mutates them (no reuse)."""
+    from huggingface_hub import CommitOperationAdd
+
+    return [
+        CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(plan.folder / rel))
+        for rel in plan.files
+    ]
 
 
 def _read_card(plan: UploadPlan, card_class: type) -> Any:
@@ -378,6 +430,7 @@ def dry_run(
     plan = plan_upload(folder, repo_type)
     check_folder(plan)
     _check_no_token(plan)
+    operations = commit_operations(plan)  # the push's own: the same paths, the same files
     target = Path(out)
     resolved = target.resolve()
     if resolved.is_relative_to(plan.folder) or plan.folder.is_relative_to(resolved):
@@ -402,15 +455,16 @@ def dry_run(
             else:
                 entry.unlink()
     resolved.mkdir(parents=True, exist_ok=True)
-    marker = {"written_by": "coreb push --dry-run", "files": list(plan.files)}
+    listed = [op.path_in_repo for op in operations]
+    marker = {"written_by": "coreb push --dry-run", "files": listed}
     # first, so that a dry run killed half-way leaves a folder the next --force may replace
     (resolved / DRY_RUN_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
     written = []
-    for rel in plan.files:
-        dest = target / rel
+    for op in operations:
+        dest = target / op.path_in_repo
         dest.parent.mkdir(parents=True, exist_ok=True)
-        with open(dest, "wb") as handle:
-            for chunk in _chunks(plan.folder / rel):  # a link's target's bytes, as a push sends
+        with open(dest, "wb") as handle:  # a link's target's bytes, as create_commit reads them
+            for chunk in _chunks(Path(op.path_or_fileobj)):
                 handle.write(chunk)
         written.append(dest)
     logger.info("dry run: %d file(s) of %s written to %s", len(written), plan.folder, target)
@@ -471,18 +525,22 @@ def _failed_call(err: Exception) -> str | None:
     return "info" if path else None
 
 
-def _transport_errors() -> tuple[type[Exception], ...]:
-    try:
-        import httpx2  # huggingface_hub 2.x's HTTP client (a dependency of it, not ours)
-    except ImportError:
-        return ()
-    return (httpx2.TransportError,)
+@functools.cache
+def _retry_statuses() -> tuple[int, ...]:
+    """The statuses a push retries: those ``huggingface_hub``'s ``http_backoff`` retries by
+    default (its ``retry_on_status_codes``; 408, 429, 500, 502, 503, 504 in 2.4.0)."""
+    from huggingface_hub.utils import http_backoff
+
+    default = inspect.signature(http_backoff).parameters["retry_on_status_codes"].default
+    return (default,) if isinstance(default, int) else tuple(default)
 
 
 def _retryable(err: Exception, create_pr: bool) -> bool:
-    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
-    if isinstance(err, _transport_errors()):
+    if isinstance(err, OfflineModeIsEnabled):
+        return False  # HF_HUB_OFFLINE: huggingface_hub sends nothing, now or on a retry
+    if isinstance(err, hub_unreachable_errors()):
         return True  # timeouts, refused or dropped connections (http_backoff's defaults too)
     if isinstance(err, json.JSONDecodeError):
         return True  # validate-yaml reads the body before the status: a gateway's HTML 502
@@ -493,7 +551,7 @@ def _retryable(err: Exception, create_pr: bool) -> bool:
         return False  # http_backoff already retried these
     if call == "commit" and create_pr:
         return False  # a retry could open a second pull request
-    return err.response.status_code in RETRY_STATUS
+    return err.response.status_code in _retry_statuses()
 
 
 def _with_retries(call: Callable[[], T], policy: RetryPolicy, create_pr: bool) -> T:
@@ -581,7 +639,7 @@ def _explain(
             + ("" if create_pr else ", or open it as a pull request with --create-pr")
             + "."
         )
-    elif status >= 500 or status in RETRY_STATUS:
+    elif status >= 500 or status in _retry_statuses():
         if call == "commit" and create_pr:
             text = (
                 f"the Hub failed ({status}) on the commit of a pull request to {where}: it was "
@@ -635,17 +693,13 @@ def push_folder(
         HubPushError: the folder fails a check, no token is available, or the Hub refused;
             the message names the repo and revision and says what to do.
     """
-    from huggingface_hub import CommitOperationAdd, HfApi, get_token
-    from huggingface_hub.errors import HfHubHTTPError, HFValidationError, OfflineModeIsEnabled
-    from huggingface_hub.utils import validate_repo_id
+    from huggingface_hub import HfApi, get_token
+    from huggingface_hub.errors import HfHubHTTPError
 
     _check_repo_type(repo_type)
-    try:
-        validate_repo_id(repo_id)
-    except HFValidationError as err:
-        raise HubPushError(
-            f"--repo {repo_id!r} is not a Hub repo id (namespace/name): {err}"
-        ) from err
+    problem = hub_id_problem(repo_id)
+    if problem is not None:
+        raise HubPushError(f"--repo {repo_id!r} is not a Hub repo id (namespace/name): {problem}")
     if revision is not None and not revision.strip():
         raise HubPushError("revision must be a branch name; leave it out to commit to main")
     plan = plan_upload(folder, repo_type)
@@ -672,11 +726,7 @@ def push_folder(
         )
 
     def commit() -> Any:
-        # fresh operations per attempt: huggingface_hub mutates them and forbids reuse
-        operations[:] = [
-            CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(plan.folder / rel))
-            for rel in plan.files
-        ]
+        operations[:] = commit_operations(plan)  # new ones per attempt (create_commit's rule)
         return api.create_commit(
             repo_id,
             operations,
@@ -701,9 +751,8 @@ def push_folder(
     except HubPushError:
         raise
     except Exception as err:
-        if isinstance(err, (HfHubHTTPError, OfflineModeIsEnabled, json.JSONDecodeError)) or (
-            _retryable(err, create_pr)  # a network error, retried to the end
-        ):
+        # OfflineModeIsEnabled is a ConnectionError, one of the unreachable Hub's errors
+        if isinstance(err, (HfHubHTTPError, json.JSONDecodeError, *hub_unreachable_errors())):
             raise _explain(err, repo_id, repo_type, revision, create_pr, attempts) from err
         if isinstance(err, ValueError):  # huggingface_hub: README.md metadata the Hub refused
             raise HubPushError(f"pushing {_where(repo_id, repo_type, revision)}: {err}") from err

@@ -58,7 +58,7 @@ from coreb_toolkit.benchmark.results import (
     check_publishable,
     read_results,
 )
-from coreb_toolkit.builders.hub_folder import is_hub_id
+from coreb_toolkit.hub_access import is_hub_id
 from coreb_toolkit.untrusted import check_finite, inside, markdown_code, markdown_text
 from coreb_toolkit.vocabulary import (
     COREB_CITATION,

@@ -18,7 +18,7 @@ from coreb_toolkit.benchmark.published import (
     rank_among_published,
 )
 from coreb_toolkit.benchmark.report import c2t_canonical_note, rerank_note, untrained_note
-from coreb_toolkit.builders.hub_folder import is_hub_id
+from coreb_toolkit.hub_access import is_hub_id
 from coreb_toolkit.untrusted import markdown_code, markdown_fence, markdown_text
 from eval_metrics.aggregate import TABLE_COLUMNS
 from model_cards.dataset_card import markdown_table
@@ -328,8 +328,8 @@ def training_section(record: TrainingRecord | None) -> str:
             "its recipe, data, disjointness report, hardware and wall time.)"
         )
     trainer = {
-        "coreb-reranker": "`coreb train reranker` (trainers/coreb_reranker.py, CoREB §4.3)",
-        "synh-rank": "`coreb train synh-rank` (trainers/synh_rank.py, SynH-Rank §4)",
+        "coreb-reranker": "`coreb train reranker` (trainers/coreb_reranker_trainer.py, CoREB §4.3)",
+        "synh-rank": "`coreb train synh-rank` (trainers/synh_rank_trainer.py, SynH-Rank §4)",
     }[record.trainer]
     config = record.config
     parts = [

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from coreb_toolkit.builders.hub_folder import is_hub_id
+from coreb_toolkit.hub_access import is_hub_id
 from coreb_toolkit.untrusted import markdown_code, markdown_fence, markdown_text
 from model_cards.dataset_card import markdown_table
 

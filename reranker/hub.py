@@ -19,38 +19,16 @@ where there is one. Every failure names the repo and the step that failed.
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
+from coreb_toolkit.hub_access import hub_offline, hub_unreachable_errors
 from reranker.base import require
 
 logger = logging.getLogger(__name__)
 
 #: the file that makes a folder or Hub repo a PEFT adapter checkpoint
 ADAPTER_CONFIG = "adapter_config.json"
-
-
-def offline() -> bool:
-    """Whether the Hub is switched off (``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` now, or
-    ``huggingface_hub``'s own flag)."""
-    flags = (os.environ.get(v, "") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-    if any(f.strip().upper() in ("1", "ON", "YES", "TRUE") for f in flags):
-        return True
-    import importlib.util
-
-    with_hub = importlib.util.find_spec("huggingface_hub") is not None
-    return with_hub and bool(require("huggingface_hub.constants").HF_HUB_OFFLINE)
-
-
-def _network_errors() -> tuple[type[BaseException], ...]:
-    """Errors of a Hub that cannot be reached: huggingface_hub's offline error (a
-    ``ConnectionError``) and httpx2's transport errors (refused, timed out, dropped)."""
-    try:
-        import httpx2  # huggingface_hub 2.x's HTTP client (its dependency, not ours)
-    except ImportError:
-        return (ConnectionError,)
-    return (ConnectionError, httpx2.TransportError)
 
 
 def _refused(err: BaseException, repo_id: str, step: str) -> Exception | None:
@@ -75,7 +53,7 @@ def _refused(err: BaseException, repo_id: str, step: str) -> Exception | None:
     if isinstance(err, errors.HfHubHTTPError):
         status = err.response.status_code if err.response is not None else "no status"
         return OSError(f"{where}: the Hub answered {status} ({str(err).splitlines()[0]})")
-    if isinstance(err, _network_errors()):
+    if isinstance(err, hub_unreachable_errors()):
         return None
     return OSError(f"{where}: {type(err).__name__}: {err}")
 
@@ -117,10 +95,10 @@ def hub_checkpoint(repo_id: str, options: dict[str, Any] | None = None) -> Path 
             revision that does not exist, or holds neither an adapter nor a model.
         OSError: the Hub answered an error, or cannot be reached and nothing is cached.
     """
-    if offline():
+    if hub_offline():
         return _cached(repo_id, None)
     hub = require("huggingface_hub")
-    caught = (OSError, require("huggingface_hub.errors").HfHubHTTPError, *_network_errors())
+    caught = (OSError, require("huggingface_hub.errors").HfHubHTTPError, *hub_unreachable_errors())
     try:
         info = hub.HfApi().model_info(repo_id)
     except caught as err:
@@ -148,4 +126,4 @@ def hub_checkpoint(repo_id: str, options: dict[str, Any] | None = None) -> Path 
         raise _refused(err, repo_id, step) or OSError(unreachable) from err
 
 
-__all__ = ["ADAPTER_CONFIG", "hub_checkpoint", "offline"]
+__all__ = ["ADAPTER_CONFIG", "hub_checkpoint"]

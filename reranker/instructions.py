@@ -3,26 +3,44 @@
 * CoREB: one instruction per main task (T2C, C2C, C2T) [CoREB B.3]; a subtask's instruction
   is its main task's, read from the subtask name's prefix (``t2c_full_retro_any`` -> T2C).
 * QualCode: ``Retrieve code that is {fast | memory-efficient | maintainable}``, several
-  conditions joined with "and" [SynH-Rank §3].
+  conditions joined with "and" [SynH-Rank §3]. A QualCode folder built with another template
+  records each row's instruction, and its evaluation reads that, not this default.
 
 The strings live in :mod:`coreb_toolkit.vocabulary` (``MAIN_TASKS[key].instruction``,
-``QUALCODE_CONDITIONS``); this module only chooses and joins them.
+``QUALCODE_CONDITIONS``, ``QUALCODE_INSTRUCTION_TEMPLATE``, formatted by
+``qualcode_instruction_text``, as the QualCode builder formats them); this module only chooses
+them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from coreb_toolkit.vocabulary import MAIN_TASKS, QUALCODE_CONDITIONS, QUALCODE_TASK
+from coreb_toolkit.vocabulary import (
+    MAIN_TASKS,
+    QUALCODE_CONDITIONS,
+    QUALCODE_INSTRUCTION_TEMPLATE,
+    QUALCODE_TASK,
+    qualcode_instruction_text,
+)
 
 #: CoREB main task key -> its instruction [CoREB B.3] (``vocabulary.MAIN_TASKS``).
 COREB_INSTRUCTIONS: dict[str, str] = {key: task.instruction for key, task in MAIN_TASKS.items()}
 
-__all__ = ["COREB_INSTRUCTIONS", "QUALCODE_CONDITIONS", "instruction_for", "qualcode_instruction"]
+__all__ = [
+    "COREB_INSTRUCTIONS",
+    "QUALCODE_CONDITIONS",
+    "by_instruction",
+    "instruction_for",
+    "qualcode_instruction",
+]
 
 
-def qualcode_instruction(conditions: str | Iterable[str]) -> str:
-    """``Retrieve code that is A and B ...`` for QualCode dimensions or their adjectives.
+def qualcode_instruction(
+    conditions: str | Iterable[str], template: str = QUALCODE_INSTRUCTION_TEMPLATE
+) -> str:
+    """``Retrieve code that is A and B ...`` for QualCode dimensions or their adjectives, by
+    ``template`` (default: the QualCode builder's default template).
 
     >>> qualcode_instruction(["speed", "memory"])
     'Retrieve code that is fast and memory-efficient'
@@ -42,7 +60,7 @@ def qualcode_instruction(conditions: str | Iterable[str]) -> str:
             )
     if not words:
         raise ValueError("qualcode_instruction needs at least one condition")
-    return "Retrieve code that is " + " and ".join(words)
+    return qualcode_instruction_text(words, template)
 
 
 def instruction_for(subtask: str) -> str:
@@ -62,3 +80,13 @@ def instruction_for(subtask: str) -> str:
         f"{[f'{QUALCODE_TASK}_{k}' for k in QUALCODE_CONDITIONS]} (MC-QualCode triplets carry "
         f"their own conditions: use qualcode_instruction)"
     )
+
+
+def by_instruction(instructions: Iterable[str]) -> dict[str, list[int]]:
+    """Item indices by instruction, in first-seen order: what one ``reranker.score(pairs,
+    instruction=...)`` call takes (the pairs scored together share their instruction). The
+    QualCode scorer and both trainers' validation group their pairs by it."""
+    groups: dict[str, list[int]] = {}
+    for i, instruction in enumerate(instructions):
+        groups.setdefault(instruction, []).append(i)
+    return groups

@@ -32,10 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coreb_toolkit.hub_access import hub_id_problem, hub_offline
 from reranker.base import BaseReranker, architectures, require
 from reranker.cross_encoder import CrossEncoderReranker
 from reranker.generative import GenerativeReranker
-from reranker.hub import ADAPTER_CONFIG, hub_checkpoint, offline
+from reranker.hub import ADAPTER_CONFIG, hub_checkpoint
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -187,21 +188,21 @@ def describe() -> str:
 def check_hub_name(name: str) -> None:
     """``ValueError`` at once, naming the bundled rerankers, for a name that is neither a local
     folder nor reachable as a Hub id: the Hub is offline (``HF_HUB_OFFLINE``) and it is not in
-    the local Hub cache, or it is no valid Hub id (``huggingface_hub.utils.validate_repo_id``).
-    A name that passes may still be missing on the Hub (then the Hub says so)."""
+    the local Hub cache, or it is no valid Hub id
+    (:func:`~coreb_toolkit.builders.hub_folder.hub_id_problem`). A name that passes may still
+    be missing on the Hub (then the Hub says so)."""
     if Path(name).expanduser().exists():
         return
+
     hub = require("huggingface_hub")
-    hub_utils = require("huggingface_hub.utils")
     bundled = f"use a bundled reranker ({', '.join(available())}) or a local model folder"
-    try:
-        hub_utils.validate_repo_id(name)
-    except hub_utils.HFValidationError as err:
+    problem = hub_id_problem(name)
+    if problem is not None:
         raise ValueError(
-            f"reranker {name!r} is no such folder nor a valid Hub id ({err}); {bundled}"
-        ) from None
+            f"reranker {name!r} is no such folder nor a valid Hub id ({problem}); {bundled}"
+        )
     cached = (hub.try_to_load_from_cache(name, f) for f in ("config.json", ADAPTER_CONFIG))
-    if offline() and not any(isinstance(path, str) for path in cached):
+    if hub_offline() and not any(isinstance(path, str) for path in cached):
         raise ValueError(
             f"reranker {name!r}: no such folder, and the Hub is offline (HF_HUB_OFFLINE) with "
             f"no copy of it in the local cache; {bundled}, or go online for a Hub id"

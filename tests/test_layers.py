@@ -17,6 +17,7 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("coreb_toolkit.owners", 0),
     ("coreb_toolkit.libraries", 0),
     ("coreb_toolkit.untrusted", 0),
+    ("coreb_toolkit.hub_access", 0),
     ("coreb_toolkit.sources", 1),
     ("coreb_toolkit.sandbox", 2),
     ("coreb_toolkit.builders", 3),
@@ -38,6 +39,7 @@ MODEL_LIBRARIES = {"torch", "transformers", "sentence_transformers", "peft", "tr
 NO_MODEL_LIBRARIES = ("coreb_toolkit.sources", "coreb_toolkit.sandbox", "coreb_toolkit.builders",
                       "coreb_dataset", "qualcode_dataset", "coreb_toolkit.quality", "eval_metrics",
                       "coreb_toolkit.vocabulary", "coreb_toolkit.owners", "coreb_toolkit.untrusted",
+                      "coreb_toolkit.hub_access",
                       "coreb_toolkit.libraries")  # fmt: skip
 
 
@@ -87,6 +89,28 @@ def test_imports_run_one_way():
             if own.startswith(NO_MODEL_LIBRARIES) and target.split(".")[0] in MODEL_LIBRARIES:
                 wrong.append(f"{where}: {module} imports the model library {target}")
     assert wrong == []
+
+
+# The entry points are what users load (load_dataset, the CLI): the package itself reads the
+# builders they wrap, and the CLI is the one room that may import every other, them included.
+ENTRY_POINTS = ("coreb_dataset", "qualcode_dataset")
+MAY_IMPORT_ENTRY_POINTS = ("coreb_toolkit.cli", *ENTRY_POINTS)
+
+
+def test_only_the_cli_imports_the_entry_points():
+    wrong = []
+    for path, module in _library_files():
+        if _layer(module)[0] in MAY_IMPORT_ENTRY_POINTS:
+            continue
+        for line, target, _ in _imports(path):
+            if target.split(".")[0] in ENTRY_POINTS:
+                wrong.append(f"{path.relative_to(ROOT)}:{line}: {module} imports {target}")
+    assert wrong == []
+
+
+def test_the_cli_is_the_last_room():
+    assert LAYERS[-1][0] == "coreb_toolkit.cli"
+    assert all(level < LAYERS[-1][1] for _, level in LAYERS[:-1])
 
 
 @pytest.mark.parametrize("limit", [800])

@@ -35,7 +35,7 @@ sequence by deleting zero or more elements"): at most 4.9% of any v202602 statem
 n-grams (7.4% with nothing ignored; 125 of 167 problems share at least one), where a statement
 copied from v202603 shares all of its own. A share of 0 (SynH-Rank's "any shared 10-gram") would
 refuse boilerplate; the CoREB-Reranker's ``max_ngram_overlap`` is 0.2
-(:class:`trainers.config.CorebRerankerConfig` and the paper config).
+(:class:`trainers.coreb_reranker_config.CorebRerankerConfig` and the paper config).
 The report counts what was ignored and why, shows the most frequent template n-grams, and lists
 the training problems closest to the threshold, flagged or not.
 

@@ -39,7 +39,13 @@ from typing import Any
 
 import datasets
 
+from coreb_toolkit.builders.coreb.qrels import QrelsOptions
+from coreb_toolkit.builders.coreb.release import cached_release
+from coreb_toolkit.builders.coreb.rows import corpus_rows, subtask_rows
+from coreb_toolkit.builders.coreb.subtask_data import subtasks_by_release
+from coreb_toolkit.builders.hub_folder import hub_folder_configs, is_hub_folder, read_hub_config
 from coreb_toolkit.vocabulary import CORPUS_CODE, CORPUS_TEXT, MAIN_TASKS, main_task_key
+from eval_metrics.trec_order import trec_order
 
 logger = logging.getLogger(__name__)
 
@@ -142,38 +148,16 @@ class ExampleOptions:
 
 
 def _is_built(source: str) -> bool:
-    import coreb_dataset
-
-    return coreb_dataset.is_hub_folder(source)
+    return is_hub_folder(source)
 
 
 def _release_data(source: str, release: str) -> Any:
-    import coreb_dataset
-
-    return coreb_dataset.cached_release(source, coreb_dataset.QrelsOptions()).releases[release]
-
-
-def _subtasks_by_release(source: str) -> dict[str, list[str]]:
-    """``{release: [subtask, ...]}`` of a built folder, a Hub id or a release folder."""
-    import coreb_dataset
-
-    if _is_built(source):
-        out: dict[str, list[str]] = {}
-        for name, splits in coreb_dataset.hub_folder_configs(source).items():
-            if main_task_key(name) in MAIN_TASKS:
-                for split in splits:
-                    out.setdefault(split, []).append(name)
-        return {k: sorted(v) for k, v in sorted(out.items())}
-    release = coreb_dataset.cached_release(source, coreb_dataset.QrelsOptions())
-    return {
-        split: sorted({s.name for s, _ in data.queries.values()})
-        for split, data in sorted(release.releases.items())
-    }
+    return cached_release(source, QrelsOptions()).releases[release]
 
 
 def dataset_releases(dataset: str | os.PathLike[str]) -> list[str]:
     """The releases (splits) of a CoREB dataset: a built folder, its Hub id or a release folder."""
-    return list(_subtasks_by_release(str(dataset)))
+    return list(subtasks_by_release(str(dataset)))
 
 
 def _pick_releases(source: str, release: str | None, *, one: bool) -> list[str]:
@@ -193,23 +177,19 @@ def _pick_releases(source: str, release: str | None, *, one: bool) -> list[str]:
 def _query_rows(
     source: str, release: str, subtask: str, columns: list[str] | None = None
 ) -> list[dict[str, Any]]:
-    import coreb_dataset
-
     if _is_built(source):
-        return coreb_dataset.read_hub_config(source, subtask, release, columns=columns)
-    return list(coreb_dataset.subtask_rows(_release_data(source, release), subtask))
+        return read_hub_config(source, subtask, release, columns=columns)
+    return list(subtask_rows(_release_data(source, release), subtask))
 
 
 def _corpus_rows(
     source: str, release: str, corpus: str, columns: list[str] | None = None
 ) -> list[dict[str, Any]]:
-    import coreb_dataset
-
     if _is_built(source):
-        if corpus not in coreb_dataset.hub_folder_configs(source):
+        if corpus not in hub_folder_configs(source):
             raise ValueError(f"{source} has no corpus config {corpus!r}: rebuild it (coreb build)")
-        return coreb_dataset.read_hub_config(source, corpus, release, columns=columns)
-    return list(coreb_dataset.corpus_rows(_release_data(source, release), corpus))
+        return read_hub_config(source, corpus, release, columns=columns)
+    return list(corpus_rows(_release_data(source, release), corpus))
 
 
 def problem_statements(
@@ -222,7 +202,7 @@ def problem_statements(
     (:mod:`trainers.decontamination`).
     """
     source = str(dataset)
-    by_release = _subtasks_by_release(source)
+    by_release = subtasks_by_release(source)
     out: dict[str, dict[str, None]] = {}
 
     def add(pid: Any, text: Any) -> None:
@@ -243,7 +223,7 @@ def problem_ids(dataset: str | os.PathLike[str], release: str | None = None) -> 
     """Every ``source_problem_id`` of a CoREB dataset's queries and corpora (every release, or
     ``release``)."""
     source = str(dataset)
-    by_release = _subtasks_by_release(source)
+    by_release = subtasks_by_release(source)
     found: set[str] = set()
     for split in _pick_releases(source, release, one=False):
         rows: list[dict[str, Any]] = []
@@ -259,7 +239,7 @@ def problem_ids(dataset: str | os.PathLike[str], release: str | None = None) -> 
 
 
 def _selected_subtasks(source: str, release: str, options: ExampleOptions) -> list[str]:
-    available = _subtasks_by_release(source)[release]
+    available = subtasks_by_release(source)[release]
     for name in options.subtasks or ():
         if name not in available:
             raise ValueError(
@@ -279,11 +259,6 @@ def _selected_subtasks(source: str, release: str, options: ExampleOptions) -> li
             f"{', '.join(available)}"
         )
     return chosen
-
-
-def _ranked(run: Mapping[str, float]) -> list[str]:
-    """Best first; ties by doc id descending, as trec_eval orders them (protocol §2)."""
-    return [d for d, _ in sorted(run.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
 
 
 class _Miner:
@@ -356,7 +331,11 @@ def _record_docs(
     taken = set(blocked)
     if mined_run is not None:
         need = options.hard_negatives - len(hard)
-        mined = [d for d in _ranked(mined_run) if d not in taken and d in corpus][:need]
+        mined = [
+            d
+            for d in trec_order(mined_run, single_precision=False)
+            if d not in taken and d in corpus
+        ][:need]
         docs += [("mined_negative", d) for d in mined]
         taken |= set(mined)
     if options.easy_negatives:

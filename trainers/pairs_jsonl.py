@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from coreb_toolkit.vocabulary import CORPUS_CODE, MAIN_TASKS
-from trainers.examples import ExampleOptions, _example, _Miner, _ranked, _sample
+from eval_metrics.trec_order import trec_order
+from trainers.examples import ExampleOptions, _example, _Miner, _sample
 
 logger = logging.getLogger(__name__)
 
@@ -84,10 +85,9 @@ def _pairs_mined(
                            corpus_name=CORPUS_CODE)  # fmt: skip
     run = _Miner(options, None).run(f"pairs_jsonl:{file.name}", data, short)
     problem = {qid: row["pid"] for qid, row in rows}
+    ranked = {qid: trec_order(run.get(qid, {}), single_precision=False) for qid in short}
     return {
-        qid: [by_id[d] for d in _ranked(run.get(qid, {})) if by_id[d][2] != problem[qid]][
-            : need[qid]
-        ]
+        qid: [by_id[d] for d in ranked[qid] if by_id[d][2] != problem[qid]][: need[qid]]
         for qid in short
     }
 

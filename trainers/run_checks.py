@@ -72,7 +72,7 @@ def check_resumed_data(
     """The step ``checkpoint`` was saved at, once every file a resume reads there is readable
     (:func:`check_checkpoint_files`) and the examples are those it was trained on (its
     ``data_report.json`` fingerprint: resuming would mix two data sets). ``data``: the run's
-    :class:`~trainers.coreb_reranker.TrainingData`; ``same``: the options the message asks to
+    :class:`~trainers.common.TrainingData`; ``same``: the options the message asks to
     keep. ``ValueError`` naming the file otherwise."""
     where = f"resume_from_checkpoint={checkpoint}"
     if not checkpoint.is_dir():

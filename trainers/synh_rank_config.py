@@ -5,8 +5,9 @@ defaults [SynH-Rank §4.2, §5.4, §6; protocol §5.2].
 The same dataclass is used from Python, from YAML and from the command line
 (``coreb train synh-rank --config cfg.yaml --max_steps 20``, through ``trl.TrlParser`` as
 ``coreb train reranker`` does): every field has ``help`` and ``__post_init__`` checks it,
-naming the field (:class:`trainers.config.TrainerConventions`: bf16 where the GPU has it, one
-gloo group for CPU processes started together).
+naming the field (:class:`trainers.base_config.TrainerConventions`: bf16 where the GPU has it,
+one gloo group for CPU processes started together, the base model and LoRA fields, what
+``max_length`` means).
 
 The paper's settings [§5.4]: full-parameter fine-tuning, batch 16 (lists, each one query and
 its six documents), one epoch, learning rate 6e-6, a fixed seed. It states no warm-up, weight
@@ -28,7 +29,7 @@ from typing import ClassVar
 
 from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments
 
-from trainers.config import ATTENTION_IMPLEMENTATIONS, TrainerConventions, field_help
+from trainers.base_config import DEFAULT_MAX_LENGTH, MAX_LENGTH_HELP, TrainerConventions, field_help
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +37,6 @@ LOSSES = ("lambda", "infonce", "srcl")
 MODEL_TYPES = ("auto", "cross-encoder", "generative")
 FINETUNING = ("full", "lora")
 INFONCE_ACTIVATIONS = ("sigmoid", "identity")
-#: max_length when none is given, by model kind
-DEFAULT_MAX_LENGTH = {"cross-encoder": 512, "generative": 4096}
 
 
 @dataclass
@@ -51,8 +50,10 @@ class SynhRankConfig(TrainerConventions, CrossEncoderTrainingArguments):
     """
 
     library_base: ClassVar[type] = CrossEncoderTrainingArguments
+    #: the training input is the prompt itself, scored at its last position
+    answer_tokens: ClassVar[int] = 0
 
-    # -- model ----------------------------------------------------------------------------
+    # -- model (gguf_file, attn_implementation: TrainerConventions) -----------------------
     model_name_or_path: str = field(
         default="BAAI/bge-reranker-v2-m3",
         metadata=field_help(
@@ -75,20 +76,6 @@ class SynhRankConfig(TrainerConventions, CrossEncoderTrainingArguments):
         metadata=field_help(
             "run the model's own code from the Hub (jina-reranker-v2 needs it); only for "
             "models you trust"
-        ),
-    )
-    gguf_file: str | None = field(
-        default=None,
-        metadata=field_help(
-            "a GGUF file inside model_name_or_path (generative; dequantised to train)"
-        ),
-    )
-    attn_implementation: str = field(
-        default="auto",
-        metadata=field_help(
-            "attention kernel of a generative model: auto = flash_attention_2 on a CUDA GPU "
-            "that has it, else sdpa (logged)",
-            choices=list(ATTENTION_IMPLEMENTATIONS),
         ),
     )
     # -- data -----------------------------------------------------------------------------
@@ -160,8 +147,11 @@ class SynhRankConfig(TrainerConventions, CrossEncoderTrainingArguments):
     max_length: int | None = field(
         default=None,
         metadata=field_help(
-            "most tokens per (query, document) input, the document truncated on the right "
-            "(default: 512 for a cross-encoder, 4096 for a generative model)"
+            f"{MAX_LENGTH_HELP}: here a cross-encoder's (query, document) pair or a generative "
+            "model's yes/no prompt (scored at its last position, no answer token), the "
+            "document truncated on the right; the trained model is served with the same "
+            f"length (default: {DEFAULT_MAX_LENGTH['cross-encoder']} for a cross-encoder, "
+            f"{DEFAULT_MAX_LENGTH['generative']} for a generative model)"
         ),
     )
     query_budget: int | None = field(
@@ -181,25 +171,8 @@ class SynhRankConfig(TrainerConventions, CrossEncoderTrainingArguments):
             choices=list(FINETUNING),
         ),
     )
-    lora_r: int = field(default=16, metadata=field_help("LoRA rank"))
-    lora_alpha: int = field(default=16, metadata=field_help("LoRA alpha (scale = alpha / r)"))
-    lora_dropout: float = field(default=0.05, metadata=field_help("LoRA dropout"))
-    lora_target_modules: list[str] = field(
-        default_factory=lambda: ["all-linear"],
-        metadata=field_help(
-            "modules that get adapters (all-linear: every linear layer but the head)"
-        ),
-    )
-    save_merged_model: bool = field(
-        default=False,
-        metadata=field_help(
-            "lora: also save the base with the adapter merged in (OUTPUT_DIR/merged)"
-        ),
-    )
-    plot: bool = field(
-        default=True,
-        metadata=field_help("save the loss / learning-rate curves as training_curves.png"),
-    )
+    # (lora_r, lora_alpha, lora_dropout, lora_target_modules, save_merged_model and plot:
+    # TrainerConventions')
     # -- the paper's values for TrainingArguments' fields [SynH-Rank §5.4] -----------------
     learning_rate: float = field(default=6e-6, metadata=field_help("peak learning rate of AdamW"))
     num_train_epochs: float = field(default=1.0, metadata=field_help("training epochs"))
@@ -220,17 +193,16 @@ class SynhRankConfig(TrainerConventions, CrossEncoderTrainingArguments):
             "loss": LOSSES,
             "finetuning": FINETUNING,
             "infonce_activation": INFONCE_ACTIVATIONS,
-            "attn_implementation": ATTENTION_IMPLEMENTATIONS,
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise bad(name, f"must be one of {allowed}")
-        if not self.model_name_or_path:
-            raise bad("model_name_or_path", "name a base reranker")
-        for name in ("srcl_negatives", "lora_r", "lora_alpha"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise bad(name, "must be a positive integer")
+        if (
+            isinstance(self.srcl_negatives, bool)
+            or not isinstance(self.srcl_negatives, int)
+            or self.srcl_negatives < 1
+        ):
+            raise bad("srcl_negatives", "must be a positive integer")
         for name in ("loss_mini_batch_size", "infonce_negatives"):
             size = getattr(self, name)
             if size is not None and (
@@ -242,8 +214,6 @@ class SynhRankConfig(TrainerConventions, CrossEncoderTrainingArguments):
                 raise bad(name, "must be positive")
         if not 0.0 <= self.validation_fraction < 1.0:
             raise bad("validation_fraction", "must be in [0, 1) (0 = no validation split)")
-        if not 0.0 <= self.lora_dropout < 1.0:
-            raise bad("lora_dropout", "must be in [0, 1)")
         if self.query_budget is not None and (
             isinstance(self.query_budget, bool)
             or not isinstance(self.query_budget, int)
@@ -251,10 +221,6 @@ class SynhRankConfig(TrainerConventions, CrossEncoderTrainingArguments):
         ):
             raise bad("query_budget", "must be a positive number of tokens, -1 (half of "
                       "max_length) or None (whole statements)")  # fmt: skip
-        if self.max_length is not None and self.max_length < 16:
-            raise bad("max_length", "must be at least 16 tokens (or unset for the default)")
-        if not self.lora_target_modules:
-            raise bad("lora_target_modules", "name at least one module (or all-linear)")
         if self.model_type == "cross-encoder":
             if self.finetuning == "lora":
                 raise bad("finetuning", "lora is for generative rerankers; use full here")
@@ -277,18 +243,8 @@ class SynhRankConfig(TrainerConventions, CrossEncoderTrainingArguments):
             return self.max_length_for(kind) // 2
         return self.query_budget
 
-    def max_length_for(self, kind: str) -> int:
-        """``max_length``, or the default of a model of ``kind`` (cross-encoder, generative)."""
-        return int(self.max_length or DEFAULT_MAX_LENGTH[kind])
-
-    def reranker_max_length(self) -> int:
-        """The prompt length a trained generative model is served with (the training input is
-        the prompt itself, scored at its last position)."""
-        return self.max_length_for("generative")
-
 
 __all__ = [
-    "DEFAULT_MAX_LENGTH",
     "FINETUNING",
     "INFONCE_ACTIVATIONS",
     "LOSSES",

@@ -40,6 +40,7 @@ from typing import Any
 from coreb_toolkit.benchmark.plots import plot_qualcode
 from coreb_toolkit.benchmark.provenance import dataset_revision
 from coreb_toolkit.benchmark.results import QualcodeResults, write_results
+from coreb_toolkit.builders.hub_folder import hub_folder_configs, read_hub_config
 from coreb_toolkit.vocabulary import (
     MC_CONDITION_COUNTS,
     MC_CONFIGS,
@@ -49,6 +50,7 @@ from coreb_toolkit.vocabulary import (
 )
 from eval_metrics import evaluate_retrieval
 from eval_metrics.preference import mca, qpa
+from reranker.instructions import by_instruction
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +71,6 @@ class QualcodeInput:
 
 def load_qualcode(source: str | os.PathLike[str]) -> QualcodeInput:
     """Read the configs of a folder written by ``coreb qualcode build`` (or a Hub id)."""
-    from coreb_dataset import hub_folder_configs, read_hub_config
-
     source = str(source)
     configs = hub_folder_configs(source)
     needed = [QUALCODE_CORPUS]
@@ -208,11 +208,8 @@ class RerankerScorer:
 
     def score(self, items: Sequence[Item]) -> list[float]:
         # one call per instruction: the backend sorts by length and batches inside it
-        groups: dict[str, list[int]] = defaultdict(list)
-        for n, (instruction, _, _, _) in enumerate(items):
-            groups[instruction].append(n)
         out = [0.0] * len(items)
-        for instruction, idx in groups.items():
+        for instruction, idx in by_instruction(item[0] for item in items).items():
             scores = self._reranker.score(
                 [(self._query(items[n][1]), items[n][3]) for n in idx], instruction=instruction
             )

@@ -21,15 +21,13 @@ References:
 
 from __future__ import annotations
 
-import heapq
 import logging
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from eval_metrics.trec_order import trec_order
 from reranker.base import BaseReranker, Reranker, runtime_metadata
 from reranker.instructions import instruction_for
 
@@ -61,10 +59,8 @@ def first_stage_top_k(
     ties by document id descending.
     """
     skip = set(exclude)
-    ids = [d for d in ranking if d not in skip] if skip else list(ranking)
-    # one vectorised cast instead of a numpy scalar per document
-    scores = np.asarray([ranking[d] for d in ids], dtype=np.float32).tolist()
-    return [d for _, d in heapq.nlargest(top_k, zip(scores, ids, strict=True))]
+    kept = {d: s for d, s in ranking.items() if d not in skip} if skip else ranking
+    return trec_order(kept, top_k)
 
 
 def _subtasks(item_or_subtasks: Any) -> Mapping[str, Any]:
@@ -227,7 +223,8 @@ def resolve_reranker(
 
 def _check_hub_name(name: str, bundled: tuple[str, ...]) -> None:
     """Fail at once, before any Hub retry, on a name that cannot be a loadable model."""
-    from coreb_toolkit.retrieval.registry import check_model_name, hub_offline
+    from coreb_toolkit.hub_access import hub_offline
+    from coreb_toolkit.retrieval.registry import check_model_name
 
     cached = None
     if hub_offline():

@@ -61,6 +61,16 @@ from coreb_toolkit.benchmark.report import (
 )
 from coreb_toolkit.benchmark.rerank import DEFAULT_RERANK_TOP_K
 from coreb_toolkit.benchmark.results import CorebResults, write_results
+from coreb_toolkit.builders.coreb.prepared import is_release_source, prepared_dataset
+from coreb_toolkit.builders.coreb.qrels import QrelsOptions
+from coreb_toolkit.builders.coreb.release import cached_release
+from coreb_toolkit.builders.coreb.rows import corpus_rows
+from coreb_toolkit.builders.coreb.subtask_data import (
+    load_subtask,
+    subtask_data,
+    subtasks_by_release,
+)
+from coreb_toolkit.builders.hub_folder import hub_folder_configs, is_hub_folder, read_hub_config
 from coreb_toolkit.retrieval.base import Retriever
 from coreb_toolkit.retrieval.registry import (
     BM25,
@@ -75,6 +85,7 @@ from coreb_toolkit.vocabulary import (
     CORPUS_TEXT,
     CORPUS_TEXT_ABBREVIATED,
     MAIN_TASKS,
+    SUBTASKS,
     main_task_key,
 )
 from eval_metrics import aggregate, evaluate_retrieval, main_task_of, write_run
@@ -94,13 +105,11 @@ class ReleaseInput:
 
 
 def _check_options(source: str, options: Any) -> None:
-    import coreb_dataset
-
-    if options is not None and not isinstance(options, coreb_dataset.QrelsOptions):
+    if options is not None and not isinstance(options, QrelsOptions):
         raise TypeError(
             f"options must be a coreb_dataset.QrelsOptions, got {type(options).__name__}"
         )
-    if options not in (None, coreb_dataset.QrelsOptions()) and coreb_dataset.is_hub_folder(source):
+    if options not in (None, QrelsOptions()) and is_hub_folder(source):
         raise ValueError(
             f"{source} is a built dataset: its qrels were derived when it was built, so qrels "
             f"options ({options}) do not apply; rebuild it with them (coreb build), or give "
@@ -123,22 +132,9 @@ def discover(
     ``options`` (a ``coreb_dataset.QrelsOptions``) derive the qrels of a release folder that
     ships none; a built folder carries its qrels already.
     """
-    import coreb_dataset
-
     check_c2t_canonical_corpus(c2t_canonical_corpus)
     _check_options(source, options)
-    if coreb_dataset.is_hub_folder(source):
-        available: dict[str, list[str]] = {}
-        for name, splits in coreb_dataset.hub_folder_configs(source).items():
-            if main_task_key(name) in MAIN_TASKS:
-                for split in splits:
-                    available.setdefault(split, []).append(name)
-    else:
-        release = coreb_dataset.cached_release(source, options or coreb_dataset.QrelsOptions())
-        available = {
-            split: sorted({s.name for s, _ in data.queries.values()})
-            for split, data in release.releases.items()
-        }
+    available = subtasks_by_release(source, options)
     all_subtasks = sorted({s for v in available.values() for s in v})
     for name in subtasks or ():
         if name not in all_subtasks:
@@ -148,7 +144,7 @@ def discover(
     for name in releases or ():
         if name not in available:
             raise ValueError(f"release {name!r} is not in {source}; it has: {', '.join(available)}")
-    order = {n: i for i, n in enumerate(coreb_dataset.SUBTASKS)}
+    order = {n: i for i, n in enumerate(SUBTASKS)}
     out = []
     for split in sorted(available):
         if releases and split not in releases:
@@ -176,32 +172,30 @@ def _load(
     options: Any = None,
 ) -> Any:
     """One subtask's data; its corpus read once per (release, corpus) and shared."""
-    import coreb_dataset
-
     full_view = c2t_canonical_corpus == "full"
-    if not coreb_dataset.is_hub_folder(source):
-        data = coreb_dataset.load_subtask(source, subtask, split, options=options)
+    if not is_hub_folder(source):
+        data = load_subtask(source, subtask, split, options=options)
         if full_view and data.corpus_name == CORPUS_TEXT_ABBREVIATED:
             if CORPUS_TEXT not in corpora:
-                rel = coreb_dataset.cached_release(source, options or coreb_dataset.QrelsOptions())
-                rows = coreb_dataset.corpus_rows(rel.releases[split], CORPUS_TEXT)
+                rel = cached_release(source, options or QrelsOptions())
+                rows = corpus_rows(rel.releases[split], CORPUS_TEXT)
                 corpora[CORPUS_TEXT] = {r["doc_id"]: r["text"] for r in rows}
             data.corpus_name = CORPUS_TEXT
         data.corpus = corpora.setdefault(data.corpus_name, data.corpus)
         return data
-    rows = coreb_dataset.read_hub_config(source, subtask, split)
+    rows = read_hub_config(source, subtask, split)
     corpus_name = rows[0]["corpus"]
     if full_view and corpus_name == CORPUS_TEXT_ABBREVIATED:
         corpus_name = CORPUS_TEXT
     if corpus_name not in corpora:
-        if corpus_name not in coreb_dataset.hub_folder_configs(source):
+        if corpus_name not in hub_folder_configs(source):
             raise ValueError(
                 f"{source} has no config {corpus_name!r}, the corpus that {subtask} ranks: "
                 "rebuild the folder with `coreb build`"
             )
-        docs = coreb_dataset.read_hub_config(source, corpus_name, split, columns=["doc_id", "text"])
+        docs = read_hub_config(source, corpus_name, split, columns=["doc_id", "text"])
         corpora[corpus_name] = {d["doc_id"]: d["text"] for d in docs}
-    data = coreb_dataset.subtask_data(subtask, split, rows, corpora[corpus_name])
+    data = subtask_data(subtask, split, rows, corpora[corpus_name])
     data.corpus_name = corpus_name  # the corpus ranked, which the view may have changed
     return data
 
@@ -347,9 +341,9 @@ def evaluate_model(
     reproduce their figures. Every results dict and summary states the view. ``options`` (a
     ``coreb_dataset.QrelsOptions``) derive the qrels of a release folder that ships none.
     ``source`` may also be a Hub release (``hq-bench/coreb``: the official configs), read
-    through ``coreb_dataset.prepare_dataset``. ``dataset_source`` is what ``results.json``
-    records as the dataset (default ``{"source": source, "revision": <its revision>}``): the
-    CLI records the release a cached build was made from.
+    through :func:`~coreb_toolkit.builders.coreb.prepared.prepared_dataset`. ``dataset_source``
+    is what ``results.json`` records as the dataset (default ``{"source": source, "revision":
+    <its revision>}``): the CLI records the release a cached build was made from.
 
     ``query_sample=N`` evaluates a seeded sample (``query_seed``) of N queries of every subtask
     (:func:`sample_queries`; all of a subtask's queries where it has fewer), for quick checks:
@@ -369,11 +363,9 @@ def evaluate_model(
     check_c2t_canonical_corpus(c2t_canonical_corpus)
     if query_sample is not None:
         check_query_sample(query_sample, query_seed)
-    import coreb_dataset
-
     given = str(source)
-    if not Path(source).exists() and coreb_dataset.is_release_source(source):
-        source = coreb_dataset.prepare_dataset(source, None, options=options)
+    if not Path(source).exists() and is_release_source(source):
+        source = prepared_dataset(source, None, options=options)
     items = discover(source, subtasks, releases, c2t_canonical_corpus, options=options)
     sample = None
     if query_sample is not None:

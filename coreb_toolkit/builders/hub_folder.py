@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import secrets
 import shutil
 import tempfile
@@ -24,12 +23,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from coreb_toolkit.builders.scratch import reclaim_leftovers, scratch_folder, scratch_prefix
+from coreb_toolkit.hub_access import is_hub_id
 
 RowFiles = Mapping[str, Mapping[str, tuple[Callable[[], Iterable[dict[str, Any]]], Any]]]
 """``config -> split -> (rows factory, datasets.Features)``: what :func:`write_hub_folder`
 writes."""
-
-_HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
 
 
 def write_parquet(rows: Iterable[dict[str, Any]], features: Any, path: Path) -> int:
@@ -263,11 +261,6 @@ def folder_fingerprint(folder: str | os.PathLike[str]) -> str:
             for block in iter(lambda: f.read(1 << 22), b""):
                 digest.update(block)
     return "sha256:" + digest.hexdigest()
-
-
-def is_hub_id(source: str | os.PathLike[str]) -> bool:
-    """Whether ``source`` has the shape of a Hub dataset id (``owner/name``)."""
-    return _HUB_ID.fullmatch(str(source)) is not None
 
 
 def is_hub_folder(source: str | os.PathLike[str]) -> bool:

@@ -124,18 +124,19 @@ def command_parser(name: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+def leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The leaf parsers of a command (itself, or each action of a group such as qualcode)."""
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     if not subs:
         return [parser]
-    return [leaf for p in dict.fromkeys(subs[0].choices.values()) for leaf in _leaves(p)]
+    return [leaf for p in dict.fromkeys(subs[0].choices.values()) for leaf in leaves(p)]
 
 
 def _owners(flag: str) -> list:
     """The commands that take ``flag`` (every command's parser is built: the error path only)."""
     owners = []
     for name, _, _ in COMMANDS:
-        for leaf in _leaves(command_parser(name)):
+        for leaf in leaves(command_parser(name)):
             if flag in leaf._option_string_actions:
                 owners.append(leaf.get_default("_command"))
     return owners
@@ -171,8 +172,9 @@ def legacy_spelling(name: str, rest: list[str]) -> tuple[str, list[str], str | N
 
 
 #: loggers whose INFO lines are progress (one per finished stage), shown without -v too
-PROGRESS_LOGGERS = ("coreb_toolkit.releases.pipeline", "trainers.coreb_reranker",
-                    "coreb_toolkit.benchmark.runner", "coreb_toolkit.retrieval.dense")  # fmt: skip
+PROGRESS_LOGGERS = ("coreb_toolkit.releases.pipeline", "trainers.coreb_reranker_trainer",
+                    "trainers.common", "coreb_toolkit.benchmark.runner",
+                    "coreb_toolkit.retrieval.dense")  # fmt: skip
 
 
 def configure_logging(verbose: bool, stream: IO[str] | None = None) -> None:

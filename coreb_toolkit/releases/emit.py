@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import coreb_dataset
+from coreb_toolkit.builders.coreb.layout import FAMILIES
+from coreb_toolkit.builders.coreb.records import Release, ReleaseData
+from coreb_toolkit.builders.coreb.statistics import release_statistics
 from coreb_toolkit.releases import texts
 from coreb_toolkit.releases.prompts import NOISE_STRATEGIES
 from coreb_toolkit.sources.base import SourceCandidate, SourceProblem
@@ -338,10 +340,10 @@ def _t2c_row(
     }  # fmt: skip
 
 
-def write_derived_qrels(root: Path, release: coreb_dataset.Release, config: ReleaseConfig) -> None:
+def write_derived_qrels(root: Path, release: Release, config: ReleaseConfig) -> None:
     """Write the t2c and c2c qrels that the reader derived from ``release`` (the v2 scheme)."""
     data = release.releases[config.name]
-    for family, spec in coreb_dataset.FAMILIES.items():
+    for family, spec in FAMILIES.items():
         if family == "c2t":
             continue
         rows = [
@@ -355,9 +357,9 @@ def write_derived_qrels(root: Path, release: coreb_dataset.Release, config: Rele
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
-def release_summary(data: coreb_dataset.ReleaseData) -> dict[str, Any]:
+def release_summary(data: ReleaseData) -> dict[str, Any]:
     """The figures of ``release_report.json``'s ``statistics``: counts, qrels, query words."""
-    st = coreb_dataset.release_statistics(data)
+    st = release_statistics(data)
     return {
         "code": st["n_code"],
         "texts": st["n_text"],
@@ -372,7 +374,7 @@ def release_summary(data: coreb_dataset.ReleaseData) -> dict[str, Any]:
     }
 
 
-def query_words_in_positive_code(data: coreb_dataset.ReleaseData) -> dict[str, dict[str, Any]]:
+def query_words_in_positive_code(data: ReleaseData) -> dict[str, dict[str, Any]]:
     """Per ``t2c_*_any`` subtask: how many query words occur in the code of a positive.
 
     A query word (:func:`coreb_toolkit.releases.texts.query_words`: lowercased, stopwords left

@@ -46,7 +46,10 @@ from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
-import coreb_dataset
+from coreb_toolkit.builders.coreb.layout import CONFIG_NAME_PATTERN
+from coreb_toolkit.builders.coreb.release import clear_release_cache, read_release
+from coreb_toolkit.builders.hub_folder import replace_folder
+from coreb_toolkit.builders.scratch import reclaim_leftovers, scratch_folder
 from coreb_toolkit.releases import texts
 from coreb_toolkit.releases.emit import (
     LabelledCode,
@@ -112,7 +115,7 @@ class ReleaseConfig:
     generator: Any = None
 
     def __post_init__(self) -> None:
-        if not coreb_dataset.CONFIG_NAME_PATTERN.fullmatch(self.name) or "-" in self.name:
+        if not CONFIG_NAME_PATTERN.fullmatch(self.name) or "-" in self.name:
             raise ValueError(f"release name {self.name!r} must be like 'release_v2603'")
         if self.tag is None:
             self.tag = self.name.removeprefix("release_")
@@ -413,21 +416,21 @@ def _write(
     report: dict[str, Any],
 ) -> None:
     """Emit the release beside ``out``, validate it, then put it in place in one rename."""
-    coreb_dataset.reclaim_leftovers(out)  # what killed runs left beside ``out``
-    tmp = coreb_dataset.scratch_folder(out)
+    reclaim_leftovers(out)  # what killed runs left beside ``out``
+    tmp = scratch_folder(out)
     try:
         emit_release(
             tmp, problems, codes, statements, abbreviations, search, noise, how, config, report
         )
-        release = coreb_dataset.read_release(tmp)  # validate and derive t2c/c2c qrels
+        release = read_release(tmp)  # validate and derive t2c/c2c qrels
         write_derived_qrels(tmp, release, config)
-        coreb_dataset.clear_release_cache()
-        final = coreb_dataset.read_release(tmp)  # the folder as shipped validates
+        clear_release_cache()
+        final = read_release(tmp)  # the folder as shipped validates
         report["statistics"] = release_summary(final.releases[config.name])
         (tmp / "release_report.json").write_text(
             json.dumps(report, indent=2, sort_keys=True) + "\n"
         )
-        coreb_dataset.replace_folder(tmp, out)
+        replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

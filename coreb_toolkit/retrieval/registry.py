@@ -13,8 +13,9 @@ a name goes to the first entry whose ``matches`` says yes.
 An option an entry does not declare is an error naming the entry and what it takes (``--batch-size``
 with ``bm25``). A name that is no bundled model, no existing folder and no loadable Hub id fails
 at once, before any download is tried, with the bundled names: one that is not a valid Hub id
-(:func:`huggingface_hub.utils.validate_repo_id`), or any Hub id not in the local cache when the
-Hub is off (``HF_HUB_OFFLINE=1``).
+(:func:`~coreb_toolkit.builders.hub_folder.hub_id_problem`, ``huggingface_hub``'s
+``validate_repo_id``), or any Hub id not in the local cache when the Hub is off
+(:func:`~coreb_toolkit.builders.hub_folder.hub_offline`: ``HF_HUB_OFFLINE=1``).
 
 Adding a retriever: its file under ``coreb_toolkit/retrieval/`` (a :class:`Retriever`) and one
 :class:`RetrieverEntry` line here.
@@ -22,12 +23,12 @@ Adding a retriever: its file under ``coreb_toolkit/retrieval/`` (a :class:`Retri
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coreb_toolkit.hub_access import hub_id_problem, hub_offline
 from coreb_toolkit.retrieval.base import Retriever
 
 BM25 = "bm25"
@@ -87,11 +88,6 @@ def resolve_model(model: str) -> tuple[str, str]:
     return model, model
 
 
-def hub_offline() -> bool:
-    """Whether the Hub is switched off (``HF_HUB_OFFLINE``, read now, not at import)."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
-
-
 def check_model_name(name: str, what: str, bundled: tuple[str, ...], cached: bool | None) -> None:
     """``ValueError`` at once, listing ``bundled``, when ``name`` cannot be a model to load.
 
@@ -101,18 +97,15 @@ def check_model_name(name: str, what: str, bundled: tuple[str, ...], cached: boo
         bundled: the names that need no Hub.
         cached: whether the Hub id is in the local cache (``None``: unknown, not checked).
     """
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     path = Path(name).expanduser()
     if path.exists():
         return
     choices = f"use a bundled name ({', '.join(bundled)}), an existing folder, or a Hub id"
     looks_local = path.is_absolute() or name.startswith((".", "~")) or name.count("/") > 1
-    try:
-        validate_repo_id(name)
-    except HFValidationError:
+    if hub_id_problem(name) is not None:
         why = "no such folder" if looks_local else "neither a folder nor a valid Hub id"
-        raise ValueError(f"{what} {name!r}: {why}; {choices}") from None
+        raise ValueError(f"{what} {name!r}: {why}; {choices}")
     if hub_offline() and cached is False:
         raise ValueError(
             f"{what} {name!r} is not in the local Hub cache and HF_HUB_OFFLINE is set, so it "
@@ -214,7 +207,6 @@ __all__ = [
     "as_retriever",
     "check_model_name",
     "entry_for",
-    "hub_offline",
     "make_retriever",
     "model_metadata",
     "resolve_model",

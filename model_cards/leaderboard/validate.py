@@ -56,6 +56,7 @@ from eval_metrics.measures import MEASURES
 from eval_metrics.membership import check_run_membership
 from eval_metrics.retrieval import RetrievalEvaluation
 from eval_metrics.ties import PositiveTies
+from eval_metrics.trec_order import trec_order
 from model_cards.leaderboard.submission import Submission, read_submission
 
 logger = logging.getLogger(__name__)
@@ -392,8 +393,7 @@ def runs_digest(runs: Mapping[str, Mapping[str, Mapping[str, float]]]) -> str:
     digest = hashlib.sha256()
     for name in sorted(runs):
         for qid in sorted(runs[name]):
-            docs = runs[name][qid]
-            ranked = sorted(docs, key=lambda d: (docs[d], d), reverse=True)
+            ranked = trec_order(runs[name][qid], single_precision=False)
             digest.update("\0".join([name, qid, *ranked]).encode() + b"\n")
     return f"sha256:{digest.hexdigest()}"
 

@@ -136,6 +136,43 @@ def test_reranker_scorer_cuts_long_queries_to_its_budget():
     assert scorer.metadata["queries_cut"] == 1 and scorer.metadata["query_budget_tokens"] == 4
 
 
+def test_a_custom_template_is_the_instruction_the_reranker_sees(tmp_path):
+    """A folder built with another instruction template is evaluated with that instruction
+    (each row's), not the default one rebuilt."""
+    codenet = write_codenet(tmp_path / "codenet")
+    options = q.QualcodeOptions(
+        retrieval_negatives=5, control_unrequested=False,
+        template="Find a solution that is {conditions}.",
+    )  # fmt: skip
+    data = q.prepare([codenet], options, analyser=MarkerAnalyser(), progress=False)
+    q.build(data, tmp_path / "qualcode", progress=False)
+
+    class Recording:
+        name, max_length = "recording", None
+
+        def __init__(self):
+            self.instructions = []
+
+        def fingerprint(self):
+            return "f"
+
+        def score(self, pairs, instruction=None):
+            self.instructions.append(instruction)
+            return [float(len(d)) for _, d in pairs]
+
+    reranker = Recording()
+    res = qe.evaluate_qualcode(
+        tmp_path / "qualcode", qe.RerankerScorer(reranker), plots=False, progress=False
+    )
+    seen = set(reranker.instructions)
+    pairs = {"Find a solution that is fast.", "Find a solution that is memory-efficient.",
+             "Find a solution that is maintainable."}  # fmt: skip
+    assert pairs <= seen  # the QPA and 1+99 pairs of every dimension
+    assert "Find a solution that is fast and maintainable." in seen  # an MC triplet's (k=2)
+    assert all(i.startswith("Find a solution that is ") and i.endswith(".") for i in seen)
+    assert res["mc"] and set(res["qualcode"]) == {"speed", "memory", "maintainability"}
+
+
 def test_cli_qualcode_bm25_and_reranker(folder, tmp_path, capsys):
     out = tmp_path / "res"
     rc = main(

@@ -10,6 +10,7 @@ import pytest
 
 import coreb_dataset
 from coreb_toolkit.benchmark import results as res
+from coreb_toolkit.benchmark import runner
 from coreb_toolkit.benchmark.provenance import dataset_revision, library_versions
 from coreb_toolkit.benchmark.runner import discover, evaluate_model, with_ties
 from coreb_toolkit.retrieval.bm25 import BM25Retriever
@@ -195,7 +196,7 @@ def test_qrels_options_reach_a_release_folder_not_a_built_one(hub, tmp_path, mon
         seen.append(kwargs.get("options"))
         return load(*args, **kwargs)
 
-    monkeypatch.setattr(coreb_dataset, "load_subtask", spy)
+    monkeypatch.setattr(runner, "load_subtask", spy)
     evaluate_model(str(hub.parent / "release"), "bm25", tmp_path, releases=[R.V3], plots=False,
                    options=options)  # fmt: skip
     assert seen and all(o == options for o in seen)

@@ -4,6 +4,7 @@ process."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import sys
 import pytest
 from huggingface_hub import constants
 
+import model_cards.hub as hub_module
 from coreb_toolkit.cli.main import command_parser, main
 from model_cards.hub import SECRET_PATTERNS
 from tests.model_cards.fake_hub import FakeHub
@@ -84,6 +86,34 @@ def test_dry_run_lists_the_files_and_sends_nothing(hub, folder, tmp_path, capsys
     ]  # fmt: skip
     assert hub.requests == []
     assert main(["push", "model", str(folder), "--dry-run", str(out), "--force"]) == 0  # a rerun
+
+
+def test_the_dry_run_lists_exactly_the_files_the_push_delivers(hub, folder, tmp_path, capsys):
+    out = tmp_path / "upload"
+    assert main(["push", "model", str(folder), "--dry-run", str(out)]) == 0
+    printed = capsys.readouterr().out.split(":\n", 1)[1].split("left out")[0]
+    listed = [line.strip() for line in printed.splitlines()]
+    assert main(["push", "model", str(folder), "--repo", "coreb-user/minilm"]) == 0
+    [commit] = hub.commits
+    assert listed == sorted(commit.files) == ["README.md", "model.safetensors"]
+    assert {rel: (out / rel).read_bytes() for rel in listed} == commit.files
+
+
+def test_an_unreachable_hub_is_one_clear_line(hub, folder, monkeypatch, capsys):
+    with FakeHub(token=TOKEN) as gone:
+        dead = gone.url  # nothing listens there once it is closed
+    monkeypatch.setattr(constants, "ENDPOINT", dead)
+    waits: list[float] = []
+    monkeypatch.setattr(
+        hub_module, "RetryPolicy", functools.partial(hub_module.RetryPolicy, sleep=waits.append)
+    )
+    with pytest.raises(SystemExit) as info:
+        main(["push", "model", str(folder), "--repo", "coreb-user/minilm"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "coreb push model: error: pushing model repo coreb-user/minilm (revision main): " in err
+    assert "cannot reach the Hub after 6 attempts (ConnectError" in err and "HF_ENDPOINT" in err
+    assert waits == [1.0, 2.0, 4.0, 8.0, 8.0] and TOKEN not in err
 
 
 def test_dry_run_force_never_empties_a_folder_it_did_not_write(hub, folder, tmp_path, capsys):

@@ -31,10 +31,11 @@ A public repo can be read without a token, a private one only with it (else 404
 ``HF_HUB_DISABLE_XET=1``).
 
 Every request is recorded (:attr:`FakeHub.requests`); :meth:`FakeHub.fail` makes a route
-answer an error status a number of times (or always). Errors carry the Hub's own shapes: a JSON
-``{"error": ...}`` body, ``X-Error-Message`` and, for missing repos, revisions and files, the
-``X-Error-Code`` that ``huggingface_hub`` maps to ``RepositoryNotFoundError`` /
-``RevisionNotFoundError`` / ``RemoteEntryNotFoundError``.
+answer an error status a number of times (or always), :meth:`FakeHub.drop` close the connection
+without an answer (a network failure: ``httpx2`` raises ``RemoteProtocolError``). Errors carry
+the Hub's own shapes: a JSON ``{"error": ...}`` body, ``X-Error-Message`` and, for missing
+repos, revisions and files, the ``X-Error-Code`` that ``huggingface_hub`` maps to
+``RepositoryNotFoundError`` / ``RevisionNotFoundError`` / ``RemoteEntryNotFoundError``.
 """
 
 from __future__ import annotations
@@ -208,6 +209,11 @@ class FakeHub:
         error (an answer lost on the way back)."""
         self._failures[route] = [status, times, code, after]
 
+    def drop(self, route: str, times: int | None = None, *, after: bool = False) -> None:
+        """Close the connection on ``route`` without answering, the next ``times`` times
+        (``None``: always): the network failing mid-request. ``after``: do the work first."""
+        self._failures[route] = [None, times, None, after]
+
     def client_constants(self) -> dict[str, str]:
         """The ``huggingface_hub.constants`` that point a client in this process here (set them
         with ``monkeypatch.setattr``): ``ENDPOINT``, read when an ``HfApi`` is built, and the
@@ -256,6 +262,9 @@ class FakeHub:
             self.requests.append(request)
             route, match = self._route(request.method, request.path)
             status, payload, headers = self._answer(route, match, request)
+        if status is None:  # dropped: no status line, no body, the connection closed
+            handler.close_connection = True
+            return
         raw = isinstance(payload, bytes)  # a file's bytes, else a JSON answer
         body = payload if raw else json.dumps(payload).encode()
         handler.send_response(status)
@@ -279,6 +288,8 @@ class FakeHub:
             status, _, code, after = failure
             if after:
                 self._work(route, match, request)
+            if status is None:
+                return None, None, {}
             return self._error(status, f"fake Hub error {status}", code)
         return self._work(route, match, request)
 

@@ -1,7 +1,8 @@
 """``model_cards.dataset_card``: the CoREB and QualCode dataset cards, from their templates.
 
-The golden files are the cards the builders wrote before the cards moved to templates (issue
-14), for the fixtures of ``tests/coreb_dataset`` and ``tests/qualcode_dataset``: a rendering
+The snapshots (``golden/*.snapshot.md``) are the cards the builders themselves wrote before the
+cards moved to templates (issue 14), for the fixtures of ``tests/coreb_dataset`` and
+``tests/qualcode_dataset``: the code's own earlier output, not independent truth; a rendering
 change shows here as a diff.
 """
 
@@ -29,7 +30,8 @@ from tests.conftest import REPO_ROOT
 from tests.coreb_dataset import release as R
 from tests.qualcode_dataset.fixture import MarkerAnalyser, write_codenet
 
-GOLDEN = Path(__file__).parent / "golden"
+#: the code's own earlier output (see golden/README.md), checked for unintended change
+SNAPSHOTS = Path(__file__).parent / "golden"
 
 
 @pytest.fixture(scope="module")
@@ -38,19 +40,22 @@ def release_dir(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("options", "golden"),
-    [(None, "coreb_fixture.md"), (coreb_dataset.QrelsOptions("v1", 3), "coreb_fixture_v1.md")],
+    ("options", "snapshot"),
+    [
+        (None, "coreb_fixture.snapshot.md"),
+        (coreb_dataset.QrelsOptions("v1", 3), "coreb_fixture_v1.snapshot.md"),
+    ],
 )
-def test_coreb_card_of_the_fixture_is_the_golden_one(release_dir, tmp_path, options, golden):
+def test_coreb_card_of_the_fixture_is_its_snapshot(release_dir, tmp_path, options, snapshot):
     coreb_dataset.build(release_dir, tmp_path / "coreb", options=options, progress=False)
     got = (tmp_path / "coreb" / "README.md").read_bytes()
-    assert got == (GOLDEN / golden).read_bytes()
+    assert got == (SNAPSHOTS / snapshot).read_bytes()
 
 
 @pytest.mark.parametrize(
-    ("options", "golden"),
+    ("options", "snapshot"),
     [
-        (q.QualcodeOptions(retrieval_negatives=5), "qualcode_fixture.md"),
+        (q.QualcodeOptions(retrieval_negatives=5), "qualcode_fixture.snapshot.md"),
         (
             q.QualcodeOptions(
                 retrieval_negatives=5,
@@ -59,16 +64,17 @@ def test_coreb_card_of_the_fixture_is_the_golden_one(release_dir, tmp_path, opti
                 mc_per_k=7,
                 seed=3,
             ),
-            "qualcode_fixture_quota.md",
+            "qualcode_fixture_quota.snapshot.md",
         ),
     ],
 )
-def test_qualcode_card_of_the_fixture_is_the_golden_one(tmp_path, options, golden):
+def test_qualcode_card_of_the_fixture_is_its_snapshot(tmp_path, options, snapshot):
     codenet = write_codenet(tmp_path / "codenet")
     data = q.prepare([codenet], options, analyser=MarkerAnalyser(), progress=False)
     q.build(data, tmp_path / "qualcode", progress=False)
     got = (tmp_path / "qualcode" / "README.md").read_text(encoding="utf-8")
-    assert got.replace(str(tmp_path), "<tmp>") == (GOLDEN / golden).read_text(encoding="utf-8")
+    expected = (SNAPSHOTS / snapshot).read_text(encoding="utf-8")
+    assert got.replace(str(tmp_path), "<tmp>") == expected
 
 
 def test_build_takes_another_card_renderer(release_dir, tmp_path):
@@ -241,8 +247,9 @@ def test_a_coreb_build_writes_eval_yaml_with_a_task_per_subtask_and_release(rele
     assert sorted(body["tasks"], key=str) == sorted(want, key=str)
     assert {t["config"] for t in body["tasks"]} == set(R.EXPECTED)
     assert {"id": f"c2c_cross_lang-{R.V3}", "config": "c2c_cross_lang", "split": R.V3} in want
-    # the README is the golden one: eval.yaml adds a file, not card content
-    assert (out / "README.md").read_bytes() == (GOLDEN / "coreb_fixture.md").read_bytes()
+    # the README is the snapshot's: eval.yaml adds a file, not card content
+    snapshot = (SNAPSHOTS / "coreb_fixture.snapshot.md").read_bytes()
+    assert (out / "README.md").read_bytes() == snapshot
     # a rebuild over it is allowed (eval.yaml is one of the card files a build writes); the
     # builder without eval_card (its default) writes none, and leaves no stale one behind
     from coreb_toolkit.builders.coreb.build import build
@@ -254,7 +261,7 @@ def test_a_coreb_build_writes_eval_yaml_with_a_task_per_subtask_and_release(rele
     assert _eval_yaml(out) == body
     build(release_dir, out, progress=False, overwrite=True, card=render_coreb_card)
     assert not (out / "eval.yaml").exists()
-    assert (out / "README.md").read_bytes() == (GOLDEN / "coreb_fixture.md").read_bytes()
+    assert (out / "README.md").read_bytes() == snapshot
     (out / "notes.txt").write_text("mine\n")  # a file no build writes is still refused
     with pytest.raises(ValueError, match=r"holds files a build does not write \(notes\.txt\)"):
         build(release_dir, out, progress=False, overwrite=True, card=render_coreb_card)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -424,6 +425,33 @@ def test_force_replaces_only_a_folder_a_dry_run_wrote(model_dir, tmp_path):
     assert (tmp_path / "a-file").read_text() == "not a folder\n"
 
 
+def test_the_push_commits_the_operations_the_dry_run_writes(hub, model_dir, tmp_path, monkeypatch):
+    # one function builds the commit: the dry run writes its operations, the push hands them to
+    # HfApi.create_commit; they arrive on the Hub byte for byte, the weights through LFS
+    built: list[list[str]] = []
+    original = hub_module.commit_operations
+
+    def recording(plan):
+        operations = original(plan)
+        built.append([op.path_in_repo for op in operations])
+        return operations
+
+    monkeypatch.setattr(hub_module, "commit_operations", recording)
+    out = tmp_path / "dry"
+    written = dry_run(model_dir, out, "model")
+    push_folder(model_dir, "coreb-user/minilm", endpoint=hub.url)
+    dry, pushed = built
+    assert dry == pushed == upload_files(model_dir, "model")
+    assert [p.relative_to(out).as_posix() for p in written] == dry
+    marker = json.loads((out / DRY_RUN_MARKER).read_text(encoding="utf-8"))
+    commit = commit_of(hub)
+    assert marker["files"] == dry == sorted(commit.files)
+    assert {rel: (out / rel).read_bytes() for rel in dry} == commit.files
+    assert commit.lfs_files == ("model.safetensors",)  # huggingface_hub's LFS upload, not ours
+    [upload] = hub.calls("lfs-upload")
+    assert upload.body == (model_dir / "model.safetensors").read_bytes()
+
+
 def test_a_dry_run_folder_pushed_itself_leaves_its_marker_out(hub, model_dir, tmp_path):
     dry_run(model_dir, tmp_path / "dry", "model")
     assert (tmp_path / "dry" / DRY_RUN_MARKER).is_file()
@@ -553,6 +581,30 @@ def test_a_5xx_on_a_pull_request_commit_is_not_retried(hub, model_dir, waits):
             model_dir, "coreb-user/minilm", create_pr=True, endpoint=hub.url, retry=waits[1]
         )
     assert len(hub.calls("commit")) == 1 and waits[0] == []
+
+
+def test_a_connection_dropped_on_commit_is_retried_then_said_in_words(hub, model_dir, waits):
+    hub.drop("commit", times=1)  # the network fails mid-request: no answer at all
+    result = push_folder(model_dir, "coreb-user/minilm", endpoint=hub.url, retry=waits[1])
+    assert waits[0] == [1.0] and len(hub.calls("commit")) == 2
+    assert commit_of(hub).files == folder_bytes(model_dir, result.files)
+    hub.drop("commit")
+    waits[0].clear()
+    with pytest.raises(HubPushError) as info:
+        push_folder(model_dir, "coreb-user/other", endpoint=hub.url, retry=waits[1])
+    text = str(info.value)
+    assert "pushing model repo coreb-user/other (revision main): cannot reach the Hub" in text
+    assert "after 6 attempts (RemoteProtocolError" in text and "HF_ENDPOINT" in text
+    assert waits[0] == [1.0, 2.0, 4.0, 8.0, 8.0] and len(hub.commits) == 1
+
+
+def test_a_dropped_lfs_upload_is_retried_by_huggingface_hub(hub, model_dir, monkeypatch):
+    monkeypatch.setattr(_http, "time", types.SimpleNamespace(sleep=lambda s: None))
+    hub.drop("lfs-upload", times=1)
+    push_folder(model_dir, "coreb-user/minilm", endpoint=hub.url)
+    first, second = hub.calls("lfs-upload")  # http_backoff's retry, not ours
+    assert first.body == second.body == (model_dir / "model.safetensors").read_bytes()
+    assert commit_of(hub).files["model.safetensors"] == second.body
 
 
 def test_a_bad_retry_policy_is_refused():

@@ -22,6 +22,7 @@ from reranker.generative import (
     common_prefix_length,
 )
 from tests.reranker.conftest import PAIRS
+from tests.reranker.test_qwen3_parity import CARD_PREFIX, CARD_SUFFIX
 
 torch = pytest.importorskip("torch", reason="needs pip install coreb-toolkit[models]")
 INSTRUCTION = "Given a natural language programming task, retrieve code that solves it."
@@ -50,8 +51,10 @@ def test_prompt_is_the_chat_template_around_the_qwen3_user_message(smollm2):
 
 
 def test_qwen3_uses_the_model_card_literals(smollm2):
-    assert chat_prefix_suffix(smollm2.tokenizer, "qwen3") == (QWEN3_PREFIX, QWEN3_SUFFIX)
-    assert QWEN3_SUFFIX == "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    # the Qwen3-Reranker card's strings, written out literally in test_qwen3_parity (not ours)
+    assert chat_prefix_suffix(smollm2.tokenizer, "qwen3") == (CARD_PREFIX, CARD_SUFFIX)
+    assert QWEN3_PREFIX == CARD_PREFIX
+    assert QWEN3_SUFFIX == CARD_SUFFIX
 
 
 def test_score_is_the_softmax_of_the_yes_no_logits(smollm2):

@@ -51,6 +51,11 @@ def test_qualcode_joins_with_and():
         "Retrieve code that is fast and memory-efficient and maintainable"
     )
     assert qualcode_instruction(["memory-efficient"]) == "Retrieve code that is memory-efficient"
+    # a QualCode folder built with another template: the same words in its template
+    custom = "Find a solution that is {conditions}."
+    assert qualcode_instruction(["speed", "maintainable"], custom) == (
+        "Find a solution that is fast and maintainable."
+    )
     with pytest.raises(ValueError, match="unknown QualCode condition"):
         qualcode_instruction(["cheap"])
     with pytest.raises(ValueError, match="at least one"):

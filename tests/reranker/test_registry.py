@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from reranker.registry import ALIASES, REGISTRY, available, load_reranker, smollm2_path
@@ -44,7 +46,10 @@ def test_backends_declare_their_name_and_the_models_they_take():
     assert CrossEncoderReranker.backend == "cross-encoder"
     assert GenerativeReranker.backend == "generative"
     assert list(BACKENDS) == ["cross-encoder", "generative"]
-    assert all(b.cls.backend == name for name, b in BACKENDS.items())
+    assert {name: b.cls for name, b in BACKENDS.items()} == {
+        "cross-encoder": CrossEncoderReranker,
+        "generative": GenerativeReranker,
+    }
     bert = _Config("BertForSequenceClassification")
     assert backend_for(bert, "x").cls is CrossEncoderReranker
     assert backend_for(_Config("Qwen3ForCausalLM"), "x").cls is GenerativeReranker
@@ -60,7 +65,11 @@ def test_backends_declare_their_name_and_the_models_they_take():
 def test_bundled_models_are_data_with_their_aliases_and_head():
     from reranker.registry import BACKENDS, REGISTRY, describe
 
-    assert {a: m.name for m in REGISTRY.values() for a in m.aliases} == ALIASES
+    assert ALIASES == {"all-minilm-l6-v2": "minilm", "smollm2-135m": "smollm2"}
+    assert {name: m.aliases for name, m in REGISTRY.items()} == {
+        "minilm": ("all-minilm-l6-v2",),
+        "smollm2": ("smollm2-135m",),
+    }
     assert all(m.backend in BACKENDS for m in REGISTRY.values())
     assert REGISTRY["minilm"].untrained_head and not REGISTRY["smollm2"].untrained_head
     text = describe()
@@ -105,7 +114,21 @@ def test_the_untrained_bundled_head_is_marked(minilm, smollm2):
     assert minilm.untrained_head is True and smollm2.untrained_head is False
     meta = minilm.metadata()
     assert meta["untrained_head"] is True and meta["backend"] == "cross-encoder"
-    assert meta["fingerprint"] == minilm.fingerprint() and meta["name"] == "minilm"
+    assert meta["name"] == "minilm"
+    # the fingerprint is a SHA-256 of the weights: another model, or one weight changed, and
+    # the results file records another one
+    assert re.fullmatch(r"[0-9a-f]{64}", meta["fingerprint"])
+    assert meta["fingerprint"] != smollm2.metadata()["fingerprint"]
+    _, weight = next(iter(minilm.model.named_parameters()))
+    torch = pytest.importorskip("torch")
+    with torch.no_grad():
+        first = weight.view(-1)[0].item()
+        weight.view(-1)[0] = first + 1.0
+        try:
+            assert minilm.metadata()["fingerprint"] != meta["fingerprint"]
+        finally:
+            weight.view(-1)[0] = first
+    assert minilm.metadata()["fingerprint"] == meta["fingerprint"]
     assert smollm2.metadata()["untrained_head"] is False
     assert smollm2.metadata()["backend"] == "generative"
 

@@ -2,8 +2,8 @@
 session), a config builder with CPU-sized settings, and one shared 4-step training run.
 
 The shared run (:func:`trained`) keeps the model object the trainer trained (captured by
-wrapping :func:`trainers.coreb_reranker.load_base`) and a copy of its weights before training,
-so that the tests can compare the base weights before and after.
+wrapping :func:`trainers.common.load_base` where the CoREB trainer calls it) and a copy of its
+weights before training, so that the tests can compare the base weights before and after.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def tiny_values(tiny_model: Path, tiny_dataset: Path) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def make_config(tiny_values):
     """``make_config(output_dir, **overrides)``: a tiny run's ``CorebRerankerConfig``."""
-    from trainers.config import CorebRerankerConfig
+    from trainers.coreb_reranker_config import CorebRerankerConfig
 
     def make(output_dir: Path, **overrides: Any) -> Any:
         return CorebRerankerConfig(output_dir=str(output_dir), **{**tiny_values, **overrides})
@@ -99,7 +99,7 @@ class TrainedRun:
 @pytest.fixture(scope="session")
 def trained(tmp_path_factory, make_config) -> TrainedRun:
     """One 4-step run (checkpoints at steps 2 and 4), shared by the tests that read its output."""
-    import trainers.coreb_reranker as trainer
+    import trainers.coreb_reranker_trainer as trainer
 
     captured: dict[str, Any] = {}
     load_base = trainer.load_base

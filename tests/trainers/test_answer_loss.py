@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from trainers.coreb_reranker import (
+from trainers.common import load_base
+from trainers.coreb_reranker_trainer import (
     YesNoCollator,
     answer_token_loss,
     build_training_data,
-    load_base,
     make_trainer,
     tokenize,
 )

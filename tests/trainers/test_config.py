@@ -1,4 +1,4 @@
-"""The conventions every trainer config shares (trainers/config.py): the distributed-CPU guard
+"""The conventions every trainer config shares (trainers/base_config.py): the distributed-CPU guard
 (processes started together on a machine without a GPU form one gloo process group instead of N
 runs that each train alone), finite numbers and at least one step to train."""
 
@@ -11,7 +11,7 @@ pytest.importorskip("trl", reason="needs pip install coreb-toolkit[train]")
 
 @pytest.fixture
 def config(tmp_path):
-    from trainers.config import CorebRerankerConfig
+    from trainers.coreb_reranker_config import CorebRerankerConfig
 
     return CorebRerankerConfig(output_dir=str(tmp_path), report_to="none")
 
@@ -55,7 +55,7 @@ def test_gpus_are_left_alone(config, monkeypatch):
     assert config.use_cpu is False and config.ddp_backend is None
 
 
-CONFIGS = [("trainers.config", "CorebRerankerConfig"),
+CONFIGS = [("trainers.coreb_reranker_config", "CorebRerankerConfig"),
            ("trainers.synh_rank_config", "SynhRankConfig")]  # fmt: skip
 NO_RUN = [
     ("learning_rate", float("nan"), "must be a finite number"),

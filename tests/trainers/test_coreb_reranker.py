@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import struct
 from pathlib import Path
 
 import pytest
 
 from coreb_toolkit.cli.main import main
-from tests.trainers.conftest import EVAL_RELEASE, MAX_LENGTH, TRAIN_RELEASE
+from tests.trainers.conftest import MAX_LENGTH, TRAIN_RELEASE
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl", reason="needs pip install coreb-toolkit[train]")
@@ -101,7 +103,7 @@ def test_resume_equals_an_uninterrupted_run(trained, make_config, tmp_path):
     after saving checkpoint-2, the way a killed job leaves its folder; a fresh call resumes it
     from checkpoint-2 (weights, optimizer, scheduler, RNG state, the sampler's position: the
     group_by_length data order) and must end where A ended."""
-    from trainers.coreb_reranker import train_coreb_reranker
+    from trainers.coreb_reranker_trainer import train_coreb_reranker
 
     assert trained.config.train_sampling_strategy == "group_by_length"
     out = tmp_path / "b"
@@ -128,7 +130,7 @@ def test_resume_equals_an_uninterrupted_run(trained, make_config, tmp_path):
 def test_non_finite_weights_stop_the_run_naming_the_adapter_weight(make_config, tmp_path):
     from transformers import TrainerCallback
 
-    from trainers.coreb_reranker import train_coreb_reranker
+    from trainers.coreb_reranker_trainer import train_coreb_reranker
 
     class Poison(TrainerCallback):
         def on_optimizer_step(self, args, state, control, model=None, **kwargs):
@@ -144,7 +146,8 @@ def test_non_finite_weights_stop_the_run_naming_the_adapter_weight(make_config, 
 
 
 def test_resume_refuses_changed_examples(trained, make_config, tmp_path):
-    from trainers.coreb_reranker import TrainingData, build_training_data, train_coreb_reranker
+    from trainers.common import TrainingData
+    from trainers.coreb_reranker_trainer import build_training_data, train_coreb_reranker
 
     checkpoint = trained.output / "checkpoint-2"
     saved = json.loads((checkpoint / "data_report.json").read_text())["fingerprint"]
@@ -162,10 +165,15 @@ def trained_log(folder: Path) -> list[dict]:
 
 
 # -- one prompt for training and serving --------------------------------------------------
-def test_validation_scores_equal_coreb_evaluate_and_load_reranker(trained, tiny_dataset, tmp_path):
+def test_validation_scores_equal_coreb_evaluate_and_the_published_prompt(
+    trained, tiny_dataset, tmp_path
+):
+    import peft
+    import transformers
+
     from eval_metrics.trec_io import read_run
     from reranker.instructions import instruction_for
-    from reranker.registry import load_reranker
+    from tests.trainers.tiny import published_prompt_ids, yes_minus_no
 
     rows = read_jsonl(trained.output / "validation_scores.jsonl")
     assert rows
@@ -186,23 +194,26 @@ def test_validation_scores_equal_coreb_evaluate_and_load_reranker(trained, tiny_
     # bm25's top 100 of the tiny corpus holds every validation pair
     assert compared == len(rows), f"only {compared} of {len(rows)} pairs were reranked"
 
-    served = load_reranker(trained.output)
     for row in rows:
         assert row["instruction"] == instruction_for(row["subtask"])
-    pairs = [(r["query"], r["document"]) for r in rows[:1]]
-    (score,) = served.score(pairs, instruction=rows[0]["instruction"])
-    by_instruction: dict[str, list[dict]] = {}
+    # the saved adapter (loaded by PEFT itself) on the Qwen3-Reranker prompt as its model card
+    # publishes it: P(yes) = sigmoid(logit(yes) - logit(no)), the score the trainer wrote
+    model = peft.AutoPeftModelForCausalLM.from_pretrained(str(trained.output)).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(trained.output))
+    served_length = MAX_LENGTH - 1  # the prompt alone: the training sequence less its answer
+    by_hand = []
     for row in rows:
-        by_instruction.setdefault(row["instruction"], []).append(row)
-    for instruction, group in by_instruction.items():
-        scores = served.score([(r["query"], r["document"]) for r in group], instruction=instruction)
-        assert scores == pytest.approx([r["after"] for r in group], abs=1e-5)
-    assert score == pytest.approx(rows[0]["after"], abs=1e-5)
+        ids = published_prompt_ids(tokenizer, row["instruction"], row["query"], row["document"])
+        if len(ids) <= served_length:  # a longer one was cut: no published text to compare
+            by_hand.append((1 / (1 + math.exp(-yes_minus_no(model, tokenizer, ids))), row))
+    assert len(by_hand) >= 3, "too few validation pairs fit uncut"
+    for p_yes, row in by_hand:
+        assert row["after"] == pytest.approx(p_yes, abs=1e-5), row
 
 
 # -- what a checkpoint holds --------------------------------------------------------------
 def test_validation_never_counts_a_nan_score_right():
-    from trainers.coreb_reranker import validation_metrics
+    from trainers.coreb_reranker_trainer import validation_metrics
 
     nan = float("nan")
     rows = [{"answer": "no"}, {"answer": "yes"}, {"answer": "no"}]
@@ -211,7 +222,7 @@ def test_validation_never_counts_a_nan_score_right():
     assert metrics["roc_auc"] == pytest.approx(0.5)  # the yes wins its pair with 0.2, not NaN's
 
 
-def test_checkpoints_and_the_output_folder_hold_the_servable_files(trained):
+def test_checkpoints_and_the_output_folder_hold_the_servable_files(trained, tiny_dataset):
     config = trained.config
     folders = [trained.output / "checkpoint-2", trained.output / "checkpoint-4", trained.output]
     for folder in folders:
@@ -219,16 +230,24 @@ def test_checkpoints_and_the_output_folder_hold_the_servable_files(trained):
             assert (folder / name).is_file(), f"{folder.name} lacks {name}"
         manifest = json.loads((folder / "coreb_reranker.json").read_text())
         assert manifest["base_model"] == config.model_name_or_path
-        assert manifest["options"]["max_length"] == MAX_LENGTH - 1
+        assert manifest["options"]["max_length"] == 255  # 256-token sequences less the answer
         saved = json.loads((folder / "training_config.json").read_text())
-        assert saved["lora_r"] == 16 and saved["max_steps"] == 4
-        assert saved["train_sources"] == config.train_sources
+        assert (saved["lora_r"], saved["max_steps"], saved["max_length"]) == (16, 4, 256)
+        assert saved["train_sources"] == [f"coreb:{tiny_dataset}@release_v2602"]
+        # what was checked against which eval source: the fixture's v2602 (P8, P9) against
+        # v2603 (P1, P2), with the paper's defaults: no problem shared, no near duplicate
         report = json.loads((folder / "disjointness_report.json").read_text())
-        assert report  # what was checked against which eval source
-        assert EVAL_RELEASE in json.dumps(report)
+        assert report["eval_sources"] == [f"{tiny_dataset}@release_v2603"]
+        assert (report["shared_problems"], report["near_duplicates"]) == ([], [])
+        assert (report["train_problems"], report["eval_problems"]) == (2, 2)
+        assert (report["ngram"], report["max_overlap"], report["action"]) == (10, 0.2, "error")
     out = trained.output
     for folder in folders:
-        assert (folder / "training_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        png = (folder / "training_curves.png").read_bytes()
+        # the PNG signature, then the IHDR chunk: a width and a height (RFC 2083)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
+        width, height = struct.unpack(">II", png[16:24])
+        assert width >= 100 and height >= 100
     for name in ("validation_scores.jsonl", "validation_metrics.json", "log_history.json"):
         assert (out / name).is_file(), name
     metrics = json.loads((out / "validation_metrics.json").read_text())
@@ -280,7 +299,7 @@ BAD_VALUES = [
 
 @pytest.mark.parametrize(("name", "value"), BAD_VALUES)
 def test_a_bad_config_value_is_an_error_naming_the_field(name, value, tiny_model, tmp_path):
-    from trainers.config import CorebRerankerConfig
+    from trainers.coreb_reranker_config import CorebRerankerConfig
 
     with pytest.raises(ValueError, match=rf"CorebRerankerConfig\.{name}\b"):
         CorebRerankerConfig(
@@ -289,7 +308,8 @@ def test_a_bad_config_value_is_an_error_naming_the_field(name, value, tiny_model
 
 
 def test_bf16_on_a_machine_without_it_is_an_error_naming_the_field(tiny_model, tmp_path):
-    from trainers.config import CorebRerankerConfig, bf16_supported
+    from trainers.base_config import bf16_supported
+    from trainers.coreb_reranker_config import CorebRerankerConfig
 
     if bf16_supported():
         pytest.skip("this machine trains in bf16")
@@ -299,7 +319,7 @@ def test_bf16_on_a_machine_without_it_is_an_error_naming_the_field(tiny_model, t
 
 def no_training(monkeypatch) -> list:
     """Replace the run by a recorder: the CLI tests parse, they do not train."""
-    import trainers.coreb_reranker as trainer
+    import trainers.coreb_reranker_trainer as trainer
 
     seen: list = []
 
@@ -398,7 +418,7 @@ def test_a_tiny_run_through_the_cli_writes_a_servable_adapter(tiny_values, tmp_p
 
 
 def test_training_on_an_evaluation_release_is_refused(make_config, tiny_dataset, tmp_path):
-    from trainers.coreb_reranker import train_coreb_reranker
+    from trainers.coreb_reranker_trainer import train_coreb_reranker
     from trainers.decontamination import ContaminationError
 
     config = make_config(tmp_path / "x", eval_sources=[f"{tiny_dataset}@{TRAIN_RELEASE}"])
@@ -411,7 +431,7 @@ def test_training_on_an_evaluation_release_is_refused(make_config, tiny_dataset,
 def test_the_shipped_config_is_the_papers_run(monkeypatch):
     import yaml
 
-    from trainers.config import bf16_supported
+    from trainers.base_config import bf16_supported
 
     seen = no_training(monkeypatch)
     path = REPO / "trainers" / "configs" / "coreb_reranker_qwen3_4b.yaml"

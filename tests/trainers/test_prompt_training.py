@@ -104,7 +104,7 @@ def test_a_prompt_longer_than_max_length_without_its_document_is_an_error(prompt
 
 
 def test_collator_left_pads_with_restarting_positions(prompt):
-    from trainers.coreb_reranker import YesNoCollator
+    from trainers.coreb_reranker_trainer import YesNoCollator
 
     seqs = prompt.supervised(PAIRS, T2C, ANSWERS, max_length=256)
     batch = YesNoCollator(prompt)(seqs)
@@ -124,7 +124,7 @@ def test_collator_left_pads_with_restarting_positions(prompt):
 def test_collated_loss_is_the_answer_cross_entropy_at_the_prompt_end(prompt, tiny_lm):
     """The causal LM's loss on a padded batch is the mean over rows of -log softmax(answer) at
     each prompt's last position, computed alone (padding changes nothing)."""
-    from trainers.coreb_reranker import YesNoCollator
+    from trainers.coreb_reranker_trainer import YesNoCollator
 
     seqs = prompt.supervised(PAIRS, T2C, ANSWERS, max_length=256)
     with torch.no_grad():
@@ -138,7 +138,7 @@ def test_collated_loss_is_the_answer_cross_entropy_at_the_prompt_end(prompt, tin
 
 
 def test_tokenize_keeps_row_order_across_instructions(prompt):
-    from trainers.coreb_reranker import tokenize
+    from trainers.coreb_reranker_trainer import tokenize
 
     instructions = [T2C, C2C, T2C]
     rows = [

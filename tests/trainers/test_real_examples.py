@@ -79,8 +79,8 @@ def test_a_real_statement_planted_in_v2602_is_caught_through_the_template_filter
 def test_the_shipped_paper_config_passes_its_data_checks_on_the_real_releases(built, tmp_path):
     import yaml
 
-    from trainers.config import CorebRerankerConfig
-    from trainers.coreb_reranker import build_training_data
+    from trainers.coreb_reranker_config import CorebRerankerConfig
+    from trainers.coreb_reranker_trainer import build_training_data
 
     shipped = Path(__file__).resolve().parents[2] / "trainers" / "configs"
     body = yaml.safe_load((shipped / "coreb_reranker_qwen3_4b.yaml").read_text())

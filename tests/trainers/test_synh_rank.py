@@ -105,7 +105,7 @@ def make_config(output: Path, model: Path | str, **overrides):
 @pytest.fixture(scope="session")
 def ce_run(tmp_path_factory, tiny_bert):
     """The tiny cross-encoder trained 24 steps on 3 tasks' lists (one task held out)."""
-    from trainers.synh_rank import train_synh_rank
+    from trainers.synh_rank_trainer import train_synh_rank
 
     output = tmp_path_factory.mktemp("ce") / "out"
     config = make_config(output, tiny_bert, max_steps=24, save_steps=12, validation_fraction=0.25)
@@ -115,7 +115,7 @@ def ce_run(tmp_path_factory, tiny_bert):
 @pytest.fixture(scope="session")
 def gen_run(tmp_path_factory, tiny_model):
     """The tiny Llama trained 3 steps as a generative reranker (full fine-tuning)."""
-    from trainers.synh_rank import train_synh_rank
+    from trainers.synh_rank_trainer import train_synh_rank
 
     output = tmp_path_factory.mktemp("gen") / "out"
     config = make_config(output, tiny_model, max_steps=3, save_steps=2, validation_fraction=0.25)
@@ -161,7 +161,7 @@ def test_a_few_steps_order_label_2_above_1_above_0(ce_run, tiny_bert):
 
 def test_validation_metrics_are_the_held_out_lists_scored_before_and_after(ce_run):
     from reranker.registry import load_reranker
-    from trainers.synh_rank import list_ndcg
+    from trainers.synh_rank_trainer import list_ndcg
 
     config, result = ce_run
     out = Path(config.output_dir)
@@ -188,7 +188,7 @@ def test_validation_metrics_are_the_held_out_lists_scored_before_and_after(ce_ru
 def test_validation_breaks_ties_pessimistically_and_ranks_nan_last():
     """A scorer that cannot tell the documents apart (equal scores, NaN: a broken model) gets
     the worst ordering of its ties, never the list's own order (which is the ideal one)."""
-    from trainers.synh_rank import list_metrics, list_ndcg
+    from trainers.synh_rank_trainer import list_metrics, list_ndcg
 
     nan = float("nan")
     ideal = 3 / 1 + 1 / math.log2(3) + 1 / math.log2(4)
@@ -228,12 +228,15 @@ def test_the_cross_encoder_folder_and_checkpoints_are_servable_and_documented(ce
 
 def test_generative_scores_are_the_trainers_and_the_folder_loads(gen_run):
     """The trained folder, loaded by load_reranker (at the training max_length: a full model
-    folder records none), scores P(yes) = sigmoid(logit(yes) - logit(no)) of exactly the inputs
-    the trainer scored (YesNoScorer on the same weights)."""
+    folder records none), scores P(yes) = sigmoid(logit(yes) - logit(no)) of the Qwen3-Reranker
+    prompt as its model card publishes it, and the trainer's scorer (what the loss saw) gives
+    that logit difference: both against the published prompt run through the saved weights by
+    hand (tests/trainers/tiny.py), not against each other."""
     import transformers
 
     from reranker.generative import GenerativeReranker
     from reranker.registry import load_reranker
+    from tests.trainers.tiny import published_prompt_ids, yes_minus_no
     from trainers.synh_rank_losses import YesNoScorer
 
     config, _ = gen_run
@@ -241,15 +244,23 @@ def test_generative_scores_are_the_trainers_and_the_folder_loads(gen_run):
     served = load_reranker(out, max_length=config.max_length)
     assert isinstance(served, GenerativeReranker)
     model = transformers.AutoModelForCausalLM.from_pretrained(str(out)).eval()
-    scorer = YesNoScorer(model, served.prompt, config.max_length)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(out))
     rows = toy_lists()[:3]
+    by_hand = []
+    for r in rows:
+        for d in r["docs"]:
+            ids = published_prompt_ids(tokenizer, r["instruction"], r["statement"], d)
+            assert len(ids) <= config.max_length  # the whole prompt: nothing to cut
+            by_hand.append(yes_minus_no(model, tokenizer, ids))
+    assert len(set(by_hand)) > 1  # the documents are told apart: no constant to agree on
+    scorer = YesNoScorer(model, served.prompt, config.max_length)
     pairs = [((r["instruction"], r["statement"]), d) for r in rows for d in r["docs"]]
     with torch.no_grad():
         trained = scorer(scorer.preprocess(pairs))["scores"].view(-1).tolist()
-    expected = [1 / (1 + math.exp(-s)) for s in trained]
+    assert trained == pytest.approx(by_hand, abs=1e-4)
     got = [s for r in rows for s in served.score([(r["statement"], d) for d in r["docs"]],
                                                  instruction=r["instruction"])]  # fmt: skip
-    assert got == pytest.approx(expected, abs=1e-5)
+    assert got == pytest.approx([1 / (1 + math.exp(-x)) for x in by_hand], abs=1e-5)
     # and the validation scores written at the end are the folder's
     for row in read_jsonl(out / "validation_scores.jsonl"):
         lst = next(r for r in toy_lists() if r["query_id"] == row["query_id"])
@@ -278,7 +289,7 @@ def test_the_scorer_feeds_the_prompt_servings_ids(tiny_model, tiny_tokenizer):
 
 def test_lora_saves_an_adapter_with_its_manifest(tiny_model, tmp_path):
     from reranker.registry import load_reranker
-    from trainers.synh_rank import train_synh_rank
+    from trainers.synh_rank_trainer import train_synh_rank
 
     out = tmp_path / "lora"
     config = make_config(out, tiny_model, max_steps=2, save_steps=1, finetuning="lora",
@@ -296,7 +307,7 @@ def test_lora_saves_an_adapter_with_its_manifest(tiny_model, tmp_path):
 
 
 def test_resume_refuses_changed_lists(gen_run, tiny_model, tmp_path):
-    from trainers.synh_rank import train_synh_rank
+    from trainers.synh_rank_trainer import train_synh_rank
 
     config, _ = gen_run
     checkpoint = Path(config.output_dir) / "checkpoint-2"
@@ -317,7 +328,7 @@ def copied_checkpoint(ce_run, tmp_path) -> Path:
 
 def resume(tiny_bert, tmp_path, checkpoint: Path, callbacks=(), **overrides):
     """The cross-encoder run resumed from ``checkpoint`` into tmp_path/out (the same data)."""
-    from trainers.synh_rank import train_synh_rank
+    from trainers.synh_rank_trainer import train_synh_rank
 
     values = {"max_steps": 24, "save_strategy": "no", "validation_fraction": 0.25, **overrides}
     config = make_config(tmp_path / "out", tiny_bert, resume_from_checkpoint=str(checkpoint),
@@ -389,7 +400,7 @@ def test_a_damaged_checkpoint_is_an_error_naming_the_file(
 
 
 def test_a_non_finite_loss_stops_the_run_at_its_step(tiny_bert, tmp_path):
-    from trainers.synh_rank import train_synh_rank
+    from trainers.synh_rank_trainer import train_synh_rank
 
     config = make_config(tmp_path / "out", tiny_bert, max_steps=3, save_steps=1,
                          validation_fraction=0.25)  # fmt: skip
@@ -417,7 +428,7 @@ def poison_after_step(step: int):
 
 
 def test_non_finite_weights_stop_the_run_before_they_are_saved(tiny_bert, tmp_path):
-    from trainers.synh_rank import train_synh_rank
+    from trainers.synh_rank_trainer import train_synh_rank
 
     out = tmp_path / "out"
     config = make_config(out, tiny_bert, max_steps=3, save_steps=1, validation_fraction=0.25)
@@ -435,7 +446,7 @@ def rows_config(tmp_path, **overrides):
 
 
 def test_infonce_rows_are_the_label_2_code_against_the_lists_others(tmp_path):
-    from trainers.synh_rank import loss_columns, loss_rows
+    from trainers.synh_rank_trainer import loss_columns, loss_rows
 
     lists = toy_lists()
     config = rows_config(tmp_path, loss="infonce")
@@ -449,7 +460,7 @@ def test_infonce_rows_are_the_label_2_code_against_the_lists_others(tmp_path):
 
 
 def test_srcl_rows_are_any_relevant_code_against_irrelevant_ones_of_other_tasks(tmp_path):
-    from trainers.synh_rank import loss_columns, loss_rows
+    from trainers.synh_rank_trainer import loss_columns, loss_rows
 
     lists = toy_lists(tasks=6)
     config = rows_config(tmp_path, loss="srcl", srcl_negatives=5)
@@ -477,7 +488,7 @@ def test_srcl_rows_are_any_relevant_code_against_irrelevant_ones_of_other_tasks(
 
 
 def test_lists_without_what_a_loss_needs_are_dropped_and_counted(tmp_path):
-    from trainers.synh_rank import drop_counts, loss_rows
+    from trainers.synh_rank_trainer import drop_counts, loss_rows
 
     lists = toy_lists(tasks=2)
     lists[0] = {**lists[0], "labels": [1, 1, 1, 0]}  # no label-2 code
@@ -491,7 +502,7 @@ def test_lists_without_what_a_loss_needs_are_dropped_and_counted(tmp_path):
 
 
 def test_infonce_refuses_lists_of_different_shapes(tmp_path):
-    from trainers.synh_rank import loss_rows
+    from trainers.synh_rank_trainer import loss_rows
 
     lists = toy_lists(tasks=2)
     lists[0] = {**lists[0], "docs": lists[0]["docs"][:3], "labels": [2, 1, 0]}
@@ -500,7 +511,7 @@ def test_infonce_refuses_lists_of_different_shapes(tmp_path):
 
 
 def test_infonce_negatives_samples_each_row_and_drops_shorter_lists(tmp_path):
-    from trainers.synh_rank import drop_counts, loss_rows
+    from trainers.synh_rank_trainer import drop_counts, loss_rows
 
     lists = toy_lists(tasks=3)
     lists[0] = {**lists[0], "docs": lists[0]["docs"][:3], "labels": [2, 1, 0]}  # 2 others
@@ -516,14 +527,14 @@ def test_infonce_negatives_samples_each_row_and_drops_shorter_lists(tmp_path):
 
 
 def test_srcl_without_enough_other_tasks_says_so(tmp_path):
-    from trainers.synh_rank import loss_rows
+    from trainers.synh_rank_trainer import loss_rows
 
     with pytest.raises(ValueError, match=r"srcl_negatives=50"):
         loss_rows(toy_lists(tasks=2), rows_config(tmp_path, loss="srcl", srcl_negatives=50))
 
 
 def test_the_trainer_gets_the_loss_columns_in_order(tiny_bert, tmp_path):
-    from trainers.synh_rank import load_backbone, make_trainer, prepare_data
+    from trainers.synh_rank_trainer import load_backbone, make_trainer, prepare_data
 
     config = make_config(tmp_path, tiny_bert, loss="srcl", srcl_negatives=3,
                          validation_fraction=0.0)  # fmt: skip
@@ -535,7 +546,7 @@ def test_the_trainer_gets_the_loss_columns_in_order(tiny_bert, tmp_path):
 
 # -- lists, split, inputs -----------------------------------------------------------------
 def test_the_validation_split_keeps_a_tasks_lists_together():
-    from trainers.synh_rank import split_lists
+    from trainers.synh_rank_trainer import split_lists
 
     lists = toy_lists(tasks=10)
     train, validation = split_lists(lists, 0.3, seed=3)
@@ -557,7 +568,7 @@ def test_the_validation_split_keeps_a_tasks_lists_together():
     ],
 )
 def test_a_malformed_list_is_an_error_naming_it(change, message):
-    from trainers.synh_rank import check_lists
+    from trainers.synh_rank_trainer import check_lists
 
     lists = toy_lists(tasks=2)
     lists[2] = {**lists[2], **change}
@@ -566,7 +577,7 @@ def test_a_malformed_list_is_an_error_naming_it(change, message):
 
 
 def test_a_missing_column_is_named(tmp_path):
-    from trainers.synh_rank import check_lists
+    from trainers.synh_rank_trainer import check_lists
 
     row = dict(toy_lists(tasks=1)[0])
     del row["statement"]
@@ -576,7 +587,7 @@ def test_a_missing_column_is_named(tmp_path):
 
 def test_cross_encoder_training_inputs_are_the_inference_inputs(tiny_bert, tmp_path):
     """The document is truncated, never the query, as CrossEncoderReranker tokenizes."""
-    from trainers.synh_rank import load_backbone
+    from trainers.synh_rank_trainer import load_backbone
 
     config = make_config(tmp_path, tiny_bert, max_length=24)
     model = load_backbone(config, "cross-encoder").model
@@ -587,7 +598,7 @@ def test_cross_encoder_training_inputs_are_the_inference_inputs(tiny_bert, tmp_p
 
 
 def test_a_query_with_no_room_for_a_document_is_named(tiny_bert, tmp_path):
-    from trainers.synh_rank import check_query_room, load_backbone
+    from trainers.synh_rank_trainer import check_query_room, load_backbone
 
     config = make_config(tmp_path, tiny_bert, max_length=16)
     backbone = load_backbone(config, "cross-encoder")
@@ -597,7 +608,7 @@ def test_a_query_with_no_room_for_a_document_is_named(tiny_bert, tmp_path):
 
 
 def test_auto_tells_the_model_kind(tiny_bert, tiny_model, tmp_path):
-    from trainers.synh_rank import model_kind
+    from trainers.synh_rank_trainer import model_kind
 
     assert model_kind(make_config(tmp_path, tiny_bert)) == "cross-encoder"
     assert model_kind(make_config(tmp_path, tiny_model)) == "generative"
@@ -638,8 +649,8 @@ def test_a_bad_config_value_is_an_error_naming_the_field(name, value, tmp_path):
 
 
 def test_lora_on_a_cross_encoder_is_refused_naming_finetuning(tiny_bert, tmp_path):
-    from trainers.synh_rank import load_backbone
     from trainers.synh_rank_config import SynhRankConfig
+    from trainers.synh_rank_trainer import load_backbone
 
     with pytest.raises(ValueError, match=r"SynhRankConfig\.finetuning='lora'"):
         SynhRankConfig(output_dir=str(tmp_path), model_type="cross-encoder", finetuning="lora")
@@ -662,8 +673,8 @@ def test_the_paper_defaults(tmp_path):
 
 def no_training(monkeypatch) -> list:
     """Replace the run by a recorder: the CLI tests parse, they do not train."""
-    import trainers.synh_rank as trainer
-    from trainers.coreb_reranker import TrainResult
+    import trainers.synh_rank_trainer as trainer
+    from trainers.common import TrainResult
 
     seen: list = []
 
@@ -729,7 +740,7 @@ SHIPPED = [
 
 @pytest.mark.parametrize(("name", "model", "kind", "length"), SHIPPED)
 def test_the_shipped_configs_are_the_papers_runs(name, model, kind, length, monkeypatch):
-    from trainers.config import bf16_supported
+    from trainers.base_config import bf16_supported
 
     seen = no_training(monkeypatch)
     cpu = [] if bf16_supported() else ["--bf16", "false"]
@@ -785,8 +796,8 @@ class _WordTokenizer:
 
 
 def test_statements_are_cut_as_qualcode_evaluation_cuts_them():
-    from trainers.synh_rank import cut_statements
     from trainers.synh_rank_config import SynhRankConfig
+    from trainers.synh_rank_trainer import cut_statements
 
     rows = [
         {"instruction": "Retrieve code that is fast", "statement": "a b c d e f",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 
-from trainers.coreb_reranker import (
+from trainers.coreb_reranker_trainer import (
     VALIDATION_CURVE,
     build_training_data,
     train_coreb_reranker,
@@ -18,7 +18,7 @@ from trainers.coreb_reranker import (
 def test_the_curve_has_a_point_every_n_steps_from_the_untuned_model(make_config, tmp_path, caplog):
     config = make_config(tmp_path / "out", max_steps=4, validation_curve_steps=2,
                          validation_max_examples=5, save_steps=10)  # fmt: skip
-    with caplog.at_level(logging.INFO, logger="trainers.coreb_reranker"):
+    with caplog.at_level(logging.INFO, logger="trainers.coreb_reranker_trainer"):
         result = train_coreb_reranker(config)
     lines = (tmp_path / "out" / VALIDATION_CURVE).read_text().splitlines()
     points = [json.loads(line) for line in lines]

@@ -53,3 +53,38 @@ def write_tiny_dataset(folder: Path) -> Path:
     release = R.write_release(folder / "release")
     coreb_dataset.build(release, folder / "hub", progress=False)
     return folder / "hub"
+
+
+#: The Qwen3-Reranker prompt as its model card publishes it
+#: (https://huggingface.co/Qwen/Qwen3-Reranker-0.6B, "Usage"): the text before and after the
+#: user message ``<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {doc}``. Written out
+#: here, not imported, so that the tests hold the served prompt to the published one.
+PUBLISHED_PREFIX = (
+    "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query "
+    'and the Instruct provided. Note that the answer can only be "yes" or "no".<|im_end|>\n'
+    "<|im_start|>user\n"
+)
+PUBLISHED_SUFFIX = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+
+
+def published_prompt_ids(tokenizer, instruction: str, query: str, document: str) -> list[int]:
+    """The prompt ids of one pair as the model card's usage builds them: the prefix, the
+    formatted user message and the suffix, each tokenized alone, concatenated (no cut)."""
+    body = f"<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {document}"
+    return [
+        *tokenizer.encode(PUBLISHED_PREFIX, add_special_tokens=False),
+        *tokenizer.encode(body, add_special_tokens=False),
+        *tokenizer.encode(PUBLISHED_SUFFIX, add_special_tokens=False),
+    ]
+
+
+def yes_minus_no(model, tokenizer, ids: list[int]) -> float:
+    """logit("yes") - logit("no") of the next token after ``ids`` (one unpadded sequence): the
+    model card's score is its sigmoid, ``P(yes) / (P(yes) + P(no))``."""
+    import torch
+
+    (yes,) = tokenizer.encode("yes", add_special_tokens=False)
+    (no,) = tokenizer.encode("no", add_special_tokens=False)
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([ids])).logits[0, -1].double()
+    return float(logits[yes] - logits[no])

@@ -204,12 +204,8 @@ def load_embedder(embedder: str | Embedder | None = None) -> tuple[Embedder, str
                 f"(a SentenceTransformer), got {type(embedder).__name__}"
             )
         return embedder, str(getattr(embedder, "name", None) or type(embedder).__name__)
-    from coreb_toolkit.retrieval.registry import (
-        MINILM_NAMES,
-        check_model_name,
-        hub_offline,
-        resolve_model,
-    )
+    from coreb_toolkit.hub_access import hub_offline
+    from coreb_toolkit.retrieval.registry import MINILM_NAMES, check_model_name, resolve_model
 
     name = "minilm" if embedder is None else embedder
     path, reported = resolve_model(name)

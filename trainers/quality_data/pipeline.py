@@ -25,8 +25,11 @@ command line alike); :func:`build_synh_data` runs its steps and writes a lists f
    sandbox, the quality claim by measurement and the smell analyser, fewer than 3 unique
    candidates; ``paper``: the paper's filter only; ``none``: decontamination alone, the
    "w/o filter" ablation). Every drop is counted with its stage and reason.
-4. **Lists** (:func:`~trainers.quality_data.lists.make_lists`): per task and dimension, 1 high
-   (label 2), up to 4 low (label 1), 1 irrelevant (label 0).
+4. **Lists** (:func:`~trainers.quality_data.lists.make_lists`): per task and dimension, one list
+   per high-quality variant: 1 high (label 2), 4 low (label 1), 1 irrelevant (label 0). Lists
+   the data cannot fill are built short or not built, and counted (``report.json``:
+   ``list_shapes``, ``short_lists``, ``missing_docs_per_label``, ``lists_not_built``; the log
+   says it in one line).
 
 The folder holds ``lists.parquet``, ``report.json`` (every step's report and every drop),
 ``problem_split.json``, ``README.md``, ``variants.jsonl`` (every candidate with its fate) and,
@@ -440,7 +443,7 @@ def _write_variants(path: Path, candidates: list[Variant], kept: list[Variant], 
 def build_synh_data(config: SynhDataConfig, *, progress: bool = True) -> SynhDataResult:
     """Run the steps of the module docstring and write ``config.output_dir``."""
     from coreb_toolkit.sources import codenet
-    from trainers.quality_data.lists import ListsResult, make_lists, write_lists
+    from trainers.quality_data.lists import ListsResult, make_lists, summary, write_lists
     from trainers.quality_data.real_data import real_tasks
     from trainers.quality_data.split import problem_split, read_split
 
@@ -484,7 +487,7 @@ def build_synh_data(config: SynhDataConfig, *, progress: bool = True) -> SynhDat
     }
     out = write_lists(
         config.output_dir,
-        ListsResult(lists.dataset, [*drops, *lists.drops], report),
+        ListsResult(lists.dataset, [*drops, *lists.drops], report, lists.shortfalls),
         split=split,
         sources=config.sources,
         overwrite=config.overwrite,
@@ -495,6 +498,13 @@ def build_synh_data(config: SynhDataConfig, *, progress: bool = True) -> SynhDat
 
         compare_diversity({config.variants: variants_by_task(candidates)}, out_dir=out)
     logger.info("wrote %d lists to %s", len(lists.dataset), out)
+    # a list short of 1 + 4 + 1, or not built, is never silent: the line reaches the console
+    # (warnings are shown by default) as well as report.json and the folder's README
+    shape = summary(lists.report)
+    if lists.report["short_lists_total"] or lists.report["lists_not_built"]:
+        logger.warning("lists: %s", shape)
+    else:
+        logger.info("lists: %s", shape)
     return SynhDataResult(out, len(lists.dataset), report)
 
 

@@ -4,7 +4,8 @@ A :class:`SeedTask` is a programming task with its stdin/stdout tests; a :class:
 candidate solution of a task with the quality claim it was made for (``dimension`` and
 ``level``: a "fast" variant is ``("speed", "high")``) and, once verified, what was measured.
 Whatever a step leaves out is a :class:`~coreb_toolkit.builders.qualcode.data.Drop` (``stage``,
-``reason``, ``item``, ``where``), counted in the step's report.
+``reason``, ``item``, ``where``), counted in the step's report; a training list built with
+fewer docs of a label than asked is a :class:`Shortfall`, counted the same way.
 """
 
 from __future__ import annotations
@@ -116,8 +117,31 @@ class Variant:
         return f"{self.task_id}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:12]}"
 
 
+@dataclass(frozen=True)
+class Shortfall:
+    """A training list built with fewer docs of a label than its options ask for (a task with
+    2 low-quality variants gives 1 + 2 + 1 lists where the paper's are 1 + 4 + 1).
+
+    Attributes:
+        stage: the step that built the list (``"lists"``).
+        reason: what was short, as the report counts it
+            (``"fewer than 4 low-quality variants"``).
+        item: the list's ``query_id``.
+        label: the label that is short of docs.
+        have, want: the docs of that label in the list, and the number asked for.
+    """
+
+    stage: str
+    reason: str
+    item: str
+    label: int
+    have: int
+    want: int
+
+
 LIST_COLUMNS: dict[str, str] = {
-    "query_id": "string: unique per list (task, dimension)",
+    "query_id": "string: unique per list: dimension/task/k, the task's k-th list on the "
+    "dimension (one per high-quality variant)",
     "task_id": "string: the seed task (problem) the list is about",
     "dimension": "string: the quality dimension the instruction asks for",
     "instruction": "string: 'Retrieve code that is fast' (QualCode's template)",
@@ -147,5 +171,6 @@ __all__ = [
     "ORIGINS",
     "Drop",
     "SeedTask",
+    "Shortfall",
     "Variant",
 ]

@@ -21,7 +21,8 @@ from typing import Any
 
 from coreb_toolkit.builders.coreb.layout import OFFICIAL_CONFIGS
 from coreb_toolkit.builders.coreb.qrels import QrelsOptions
-from coreb_toolkit.builders.hub_folder import folder_fingerprint, is_hub_folder, is_hub_id
+from coreb_toolkit.builders.hub_folder import folder_fingerprint, is_hub_folder
+from coreb_toolkit.hub_access import is_hub_id
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ def build_key(fingerprint: str, options: QrelsOptions) -> str:
 def prepared_dataset(
     source: str | os.PathLike[str],
     cache_dir: str | os.PathLike[str] | None,
-    build: Callable[..., Any],
+    build: Callable[..., Any] | None = None,
     *,
     options: QrelsOptions | None = None,
     progress: bool = True,
@@ -101,7 +102,8 @@ def prepared_dataset(
     ``cache_dir/<key>`` (built now when absent); without one, the release itself (a Hub
     release downloaded to the Hub's cache), which the runner reads in memory.
 
-    ``build`` is ``coreb_dataset.build`` (which brings the dataset card); ``fingerprint``, the
+    ``build`` is ``coreb_dataset.build`` (which brings the dataset card), needed with a
+    ``cache_dir`` only; ``fingerprint``, the
     source's :func:`source_fingerprint` when the caller has it already (one read of the files).
     """
     options = options or QrelsOptions()
@@ -116,6 +118,8 @@ def prepared_dataset(
         local = snapshot_download(str(source), repo_type="dataset", revision=revision)
     if cache_dir is None:
         return str(local)
+    if build is None:
+        raise TypeError("prepared_dataset(cache_dir=...) needs build= (coreb_dataset.build)")
     key = build_key(fingerprint, options)
     target = Path(cache_dir) / key
     if (target / "README.md").is_file():

@@ -39,7 +39,7 @@ from coreb_toolkit.builders.coreb.records import (
     show_value,
     split_files,
 )
-from coreb_toolkit.builders.hub_folder import is_hub_id
+from coreb_toolkit.hub_access import is_hub_id
 from coreb_toolkit.vocabulary import SUBTASKS, SubtaskMetadata, classify_subtask
 
 logger = logging.getLogger(__name__)

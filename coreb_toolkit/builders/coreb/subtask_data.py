@@ -13,7 +13,9 @@ import datasets
 from coreb_toolkit.builders.coreb.qrels import QrelsOptions
 from coreb_toolkit.builders.coreb.release import cached_release
 from coreb_toolkit.builders.coreb.rows import corpus_rows, subtask_rows
-from coreb_toolkit.builders.hub_folder import is_hub_id
+from coreb_toolkit.builders.hub_folder import hub_folder_configs, is_hub_folder
+from coreb_toolkit.hub_access import is_hub_id
+from coreb_toolkit.vocabulary import MAIN_TASKS, main_task_key
 
 
 @dataclass
@@ -31,6 +33,25 @@ class SubtaskData:
     corpus: dict[str, str]  # doc_id -> text
     qrels: dict[str, dict[str, int]]  # query_id -> {doc_id: 2 | 1}; every query present
     exclude: dict[str, list[str]]  # query_id -> doc ids to drop (only queries with some)
+
+
+def subtasks_by_release(
+    source: str | os.PathLike[str], options: QrelsOptions | None = None
+) -> dict[str, list[str]]:
+    """``{release: [subtask, ...]}`` (both sorted) of a built folder, its Hub id or a release
+    folder: the CoREB subtasks (a main task's prefix) each release holds queries for.
+    ``options`` derive the qrels of a release folder that ships none."""
+    out: dict[str, set[str]] = {}
+    if is_hub_folder(source):
+        for name, splits in hub_folder_configs(source).items():
+            if main_task_key(name) in MAIN_TASKS:
+                for split in splits:
+                    out.setdefault(split, set()).add(name)
+    else:
+        release = cached_release(str(source), options or QrelsOptions())
+        for split, data in release.releases.items():
+            out[split] = {s.name for s, _ in data.queries.values()}
+    return {split: sorted(names) for split, names in sorted(out.items())}
 
 
 def subtask_data(

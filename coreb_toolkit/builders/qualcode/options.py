@@ -10,9 +10,14 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from coreb_toolkit.vocabulary import QUALCODE_CONDITIONS
+from coreb_toolkit.vocabulary import (
+    QUALCODE_CONDITIONS,
+    QUALCODE_INSTRUCTION_TEMPLATE,
+    qualcode_instruction_text,
+)
 
-DEFAULT_TEMPLATE = "Retrieve code that is {conditions}"
+#: the instruction template a build uses unless told another (the vocabulary's)
+DEFAULT_TEMPLATE = QUALCODE_INSTRUCTION_TEMPLATE
 MC_BALANCES: tuple[str, ...] = ("strict", "quota")
 LABEL_SOURCES: tuple[str, ...] = ("judge", "measured")
 
@@ -29,7 +34,7 @@ def instruction(conditions: str | Iterable[str], template: str = DEFAULT_TEMPLAT
         raise ValueError(
             f"conditions must be a non-empty list of {list(QUALCODE_CONDITIONS)}, got {items!r}"
         )
-    return template.format(conditions=" and ".join(QUALCODE_CONDITIONS[c] for c in items))
+    return qualcode_instruction_text([QUALCODE_CONDITIONS[c] for c in items], template)
 
 
 @dataclass(frozen=True)

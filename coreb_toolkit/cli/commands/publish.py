@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coreb_toolkit.benchmark.rerank import DEFAULT_RERANK_TOP_K
-from coreb_toolkit.builders.hub_folder import is_hub_id
 from coreb_toolkit.cli.parsing import Command
+from coreb_toolkit.hub_access import is_hub_id
 
 RESULTS_DIR = "evaluation"
 

@@ -17,8 +17,9 @@ from real submissions (no LLM) or from a generator; `coreb synh-rank diversity` 
 candidates of several such folders. Train on a folder with `coreb train synh-rank`."""
 
 DATA_DESCRIPTION = """\
-Build SynH-Rank training lists (SynH-Rank §4): per task and quality dimension, 1 high-quality
-relevant (label 2), up to 4 low-quality relevant (label 1) and 1 irrelevant (label 0) code.
+Build SynH-Rank training lists (SynH-Rank §4, §5.4): per task, quality dimension and
+high-quality variant, a list of that variant (label 2), 4 low-quality relevant (label 1) and 1
+irrelevant (label 0) code; a list the data cannot fill is built short and counted.
 
 The tasks are the training side of a seeded problem split of --sources (CodeNet-style
 problems with statements, public tests and accepted submissions); the other side is for
@@ -56,6 +57,7 @@ example:
 
 
 def data(config: SynhDataConfig) -> int:
+    from trainers.quality_data.lists import summary
     from trainers.quality_data.pipeline import build_synh_data
 
     result = build_synh_data(config)
@@ -63,6 +65,7 @@ def data(config: SynhDataConfig) -> int:
     per_dim = ", ".join(f"{d} {n}" for d, n in r["lists_per_dimension"].items())
     print(f"wrote {result.lists} lists ({per_dim}) on {r['tasks_with_a_list']} tasks to "
           f"{result.output_dir} in {r['seconds']:.0f} s")  # fmt: skip
+    print(f"  {summary(r)}")
     print(f"  docs per label: {json.dumps(r['docs_per_label'])}; every drop and its reason in "
           f"{result.output_dir / 'report.json'}")  # fmt: skip
     split = result.output_dir / "problem_split.json"

@@ -1,5 +1,5 @@
 """``coreb train reranker``: the CoREB-Reranker (LoRA yes/no fine-tune with TRL) from a built
-CoREB dataset. The arguments are :class:`trainers.config.CorebRerankerConfig`, a TRL
+CoREB dataset. The arguments are :class:`trainers.coreb_reranker_config.CorebRerankerConfig`, a TRL
 ``SFTConfig``, parsed by a ``trl.TrlParser`` (every ``TrainingArguments`` field as TRL spells
 it; ``--config FILE.yaml`` as TRL reads it, its ``env:`` block included).
 
@@ -19,7 +19,7 @@ from coreb_toolkit.cli.parsing import Command, CommandParser
 try:
     from trl import TrlParser
 
-    from trainers.config import CorebRerankerConfig
+    from trainers.coreb_reranker_config import CorebRerankerConfig
     from trainers.synh_rank_config import SynhRankConfig
 except ImportError as err:
     raise ImportError(
@@ -82,7 +82,7 @@ def steps_trained(result: Any) -> str:
 
 
 def train_reranker(config: CorebRerankerConfig) -> int:
-    from trainers.coreb_reranker import train_coreb_reranker
+    from trainers.coreb_reranker_trainer import train_coreb_reranker
 
     result = train_coreb_reranker(config)
     from accelerate import PartialState
@@ -141,7 +141,7 @@ examples:
 
 
 def train_synh_rank(config: SynhRankConfig) -> int:
-    from trainers.synh_rank import train_synh_rank as train
+    from trainers.synh_rank_trainer import train_synh_rank as train
 
     result = train(config)
     from accelerate import PartialState

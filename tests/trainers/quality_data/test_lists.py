@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import Counter
 
 import pyarrow as pa
@@ -15,6 +16,7 @@ from trainers.quality_data.lists import (
     list_features,
     make_lists,
     read_lists,
+    summary,
     write_lists,
 )
 from trainers.quality_data.records import LIST_COLUMNS, LISTS_FILE, SeedTask, Variant
@@ -80,7 +82,7 @@ def test_counts_and_labels(made):
         statement = next(t.statement for t in tasks if t.task_id == r["task_id"])
         assert r["statement"] == statement
         assert r["query"] == f"{r['instruction']}\n{statement}"
-        assert r["query_id"] == f"{r['dimension']}/{r['task_id']}"
+        assert r["query_id"] == f"{r['dimension']}/{r['task_id']}/0"  # one high: one list
     report = result.report
     assert report["lists_per_dimension"] == {
         "speed": len(speed),
@@ -95,7 +97,7 @@ def test_counts_and_labels(made):
     lengths = Counter([2 + min(4, lows[t]) for t in speed] + [4] * N_TASKS)
     assert report["list_lengths"] == {str(n): c for n, c in sorted(lengths.items())}
     # the first n_low lows in the order given: t05 has five
-    t05 = next(r for r in rows if r["query_id"] == "speed/t05")
+    t05 = next(r for r in rows if r["query_id"] == "speed/t05/0")
     low_docs = sorted(d for d, lab in zip(t05["docs"], t05["labels"], strict=True) if lab == 1)
     assert low_docs == [f"# t05 slow {j}\n" for j in range(4)]
 
@@ -106,8 +108,8 @@ def test_every_drop_is_counted(made):
     lows = {f"t{i:02d}": i % 6 for i in range(N_TASKS)}
     for t, n in lows.items():
         # memory: a high and no low; speed of tasks without lows: a high only
-        assert reasons[("fewer than 1 low-quality variants", f"memory/{t}")] == 1
-        assert reasons[("fewer than 1 low-quality variants", f"speed/{t}")] == (n == 0)
+        assert reasons[("fewer than 1 low-quality variants", f"memory/{t}/0")] == 1
+        assert reasons[("fewer than 1 low-quality variants", f"speed/{t}/0")] == (n == 0)
     more = [d for d in result.drops if d.reason == "more than 4 low-quality variants"]
     assert len(more) == sum(max(0, n - 4) for n in lows.values())
     assert ("no labelled variant", "tX") in reasons
@@ -165,6 +167,137 @@ def test_min_low_and_counts_are_options():
     assert all(Counter(r["labels"])[0] == 3 for r in more.dataset.to_list())
     none = make_lists(tasks, variants, ListOptions(n_irrelevant=0), progress=False)
     assert all(0 not in r["labels"] for r in none.dataset.to_list())
+
+
+def many_highs(n_high: int = 4, n_low: int = 4, others: int = 6):
+    """Task "a" on speed: ``n_high`` guideline highs (one per Table 2 group, in group order)
+    and ``n_low`` lows; ``others`` tasks "o0".. with one unlabelled variant each (the
+    irrelevant pool)."""
+    tasks = [SeedTask("a", "Print the sum."), *(SeedTask(f"o{i}", f"Other {i}.") for i in
+                                                 range(others))]  # fmt: skip
+    highs = [
+        Variant("a", f"print(sum(x{k}))\n", "guideline", "speed", "high", category=f"G{k}")
+        for k in range(n_high)
+    ]
+    lows = [
+        Variant("a", f"s = 0\nfor v in x{k}: s += v\n", "guideline", "speed", "low",
+                category=f"G{k}")
+        for k in range(n_low)
+    ]  # fmt: skip
+    plain = [Variant(f"o{i}", f"print({i})\n", "plain") for i in range(others)]
+    return tasks, highs, lows, plain
+
+
+def by_label(row, label):
+    return [d for d, lab in zip(row["doc_ids"], row["labels"], strict=True) if lab == label]
+
+
+def test_every_high_variant_heads_a_list():
+    """The paper's 4 positive variants per query each head a list: one list per passing high
+    variant, in the order given, each with the same 4 lows and its own irrelevant draw."""
+    tasks, highs, lows, plain = many_highs()
+    result = make_lists(tasks, [*highs, *lows, *plain], progress=False)
+    rows = result.dataset.to_list()
+    assert [r["query_id"] for r in rows] == [f"speed/a/{k}" for k in range(4)]
+    assert [by_label(r, 2) for r in rows] == [[h.variant_id] for h in highs]
+    for r in rows:
+        assert sorted(r["labels"], reverse=True) == [2, 1, 1, 1, 1, 0]
+        assert sorted(by_label(r, 1)) == sorted(v.variant_id for v in lows)
+    irrelevant = [d for r in rows for d in by_label(r, 0)]
+    assert len(set(irrelevant)) == 4  # 6 other codes: no irrelevant doc twice
+    report = result.report
+    assert report["high_variants"] == {"distinct": 4, "label_2_of_a_list": 4}
+    assert report["list_shapes"] == {"1+4+1": 4} and report["full_lists"] == 4
+    assert report["short_lists"] == {} and report["lists_not_built"] == {}
+    assert result.shortfalls == []
+    # seeded and order-free: the same lists from the tasks and claims in another order
+    again = make_lists(
+        list(reversed(tasks)), [*plain, *lows, *highs], ListOptions(seed=0), progress=False
+    )
+    assert again.dataset.to_list() == rows
+    # a repeated high code heads no second list, and is counted
+    twin = dataclasses.replace(highs[0], category="G9")
+    more = make_lists(tasks, [*highs, twin, *lows, *plain], progress=False)
+    assert len(more.dataset) == 4
+    assert (
+        "the same code as another high-quality variant of its task and dimension",
+        twin.variant_id,
+    ) in {(d.reason, d.item) for d in more.drops}
+
+
+def test_exactly_enough_members_gives_one_four_one_lists():
+    """3 tasks x 3 dimensions, each with 4 highs and 4 lows: 36 lists, all [2, 1, 1, 1, 1, 0]
+    (the other tasks' variants are the irrelevant pool)."""
+    tasks = [SeedTask(f"t{i}", f"Task {i}.") for i in range(3)]
+    variants = [
+        Variant(t.task_id, f"# {t.task_id} {dim} {level} {k}\n", "guideline", dim, level)
+        for t in tasks
+        for dim in ("speed", "memory", "maintainability")
+        for level in ("high", "low")
+        for k in range(4)
+    ]
+    result = make_lists(tasks, variants, progress=False)
+    rows = result.dataset.to_list()
+    assert len(rows) == 3 * 3 * 4
+    for r in rows:
+        assert sorted(r["labels"], reverse=True) == [2, 1, 1, 1, 1, 0], r["query_id"]
+    highs = {v.variant_id for v in variants if v.level == "high"}
+    assert sorted(d for r in rows for d in by_label(r, 2)) == sorted(highs)
+    report = result.report
+    assert report["list_shapes"] == {"1+4+1": 36} and report["full_lists"] == 36
+    assert report["short_lists"] == {} and report["short_lists_total"] == 0
+    assert report["missing_docs_per_label"] == {"2": 0, "1": 0, "0": 0}
+    assert report["lists_per_dimension"] == {"speed": 12, "memory": 12, "maintainability": 12}
+    assert report["docs_per_label"] == {"2": 36, "1": 144, "0": 36}
+    assert summary(report).startswith("36 lists, 36 of them 1+4+1;")
+
+
+def test_too_few_lows_is_counted_never_silent(tmp_path):
+    """4 highs and 2 lows: 4 lists of 1 + 2 + 1, each a counted shortfall of 2 label-1 docs;
+    memory with 3 highs and no low: 3 lists not built, counted; everything in report.json."""
+    tasks, highs, lows, plain = many_highs(n_high=4, n_low=2)
+    no_lows = [Variant("a", f"print(len(x{k}))\n", "guideline", "memory", "high") for k in range(3)]
+    result = make_lists(tasks, [*highs, *lows, *no_lows, *plain], progress=False)
+    rows = result.dataset.to_list()
+    assert [sorted(r["labels"], reverse=True) for r in rows] == [[2, 1, 1, 0]] * 4
+    assert [(s.item, s.label, s.have, s.want, s.reason) for s in result.shortfalls] == [
+        (f"speed/a/{k}", 1, 2, 4, "fewer than 4 low-quality variants") for k in range(4)
+    ]
+    report = result.report
+    assert report["list_shapes"] == {"1+2+1": 4} and report["full_lists"] == 0
+    assert report["short_lists"] == {"fewer than 4 low-quality variants": 4}
+    assert report["short_lists_total"] == 4
+    assert report["missing_docs_per_label"] == {"2": 0, "1": 8, "0": 0}
+    assert report["lists_not_built"] == {"fewer than 1 low-quality variants": 3}
+    assert report["high_variants"] == {"distinct": 7, "label_2_of_a_list": 4}
+    lost = [d for d in result.drops if d.reason == "fewer than 1 low-quality variants"]
+    assert [d.item for d in lost] == [f"memory/a/{k}" for k in range(3)]
+    assert [d.where for d in lost] == [v.variant_id for v in no_lows]
+    line = summary(report)
+    assert (
+        "4 built short (fewer than 4 low-quality variants: 4; docs missing: 8 of label 1)" in line
+    )
+    assert "3 not built (fewer than 1 low-quality variants: 3)" in line
+    out = write_lists(tmp_path / "lists", result)
+    written = json.loads((out / "report.json").read_text())
+    assert written["short_lists"] == report["short_lists"]
+    assert len(written["shortfalls"]) == 4
+    assert "4 built short" in (out / "README.md").read_text()
+
+
+def test_groups_of_n_high_and_few_irrelevant_codes_are_counted():
+    """n_high=2 over 5 highs: 3 lists, the last with one label-2 doc, counted; 2 other codes
+    for 3 lists: each list still has its irrelevant doc, never its own task's."""
+    tasks, highs, lows, plain = many_highs(n_high=5, n_low=4, others=2)
+    result = make_lists(tasks, [*highs, *lows, *plain], ListOptions(n_high=2), progress=False)
+    rows = result.dataset.to_list()
+    assert [r["labels"].count(2) for r in rows] == [2, 2, 1]
+    assert [d for r in rows for d in by_label(r, 2)] == [h.variant_id for h in highs]
+    assert all(r["labels"].count(0) == 1 for r in rows)
+    assert {d for r in rows for d in by_label(r, 0)} == {v.variant_id for v in plain}
+    assert result.report["short_lists"] == {"fewer than 2 high-quality variants": 1}
+    assert result.report["missing_docs_per_label"] == {"2": 1, "1": 0, "0": 0}
+    assert result.report["list_shapes"] == {"2+4+1": 2, "1+4+1": 1}
 
 
 def test_too_few_other_tasks_is_a_drop():

@@ -122,12 +122,13 @@ def _rows(folder: Path) -> list[dict]:
     return list(read_lists(folder))
 
 
-def test_paper_filter_builds_lists_of_training_problems_only(tmp_path, codenet, split_file):
+def test_paper_filter_builds_lists_of_training_problems_only(tmp_path, codenet, split_file, caplog):
     """No sandbox: the paper's filter, real submissions labelled by judge figures."""
     from trainers.quality_data.pipeline import VARIANTS_FILE, build_synh_data
 
     config = _config(tmp_path, codenet, split_file, filter="paper", transformations=["none"])
-    result = build_synh_data(config, progress=False)
+    with caplog.at_level("WARNING", logger="trainers.quality_data.pipeline"):
+        result = build_synh_data(config, progress=False)
     rows = _rows(result.output_dir)
     assert rows and result.lists == len(rows)
     assert {r["task_id"] for r in rows} <= set(TRAIN)
@@ -137,7 +138,7 @@ def test_paper_filter_builds_lists_of_training_problems_only(tmp_path, codenet, 
     decontaminated = report["steps"]["verify_submissions_with_tests"]["tasks"]["decontaminated"]
     assert decontaminated == ["p00005"]
     # speed: the 10 ms submission is the high, the 400/500 ms ones (> 2x) the lows
-    speed = next(r for r in rows if r["query_id"] == "speed/p00001")
+    speed = next(r for r in rows if r["query_id"] == "speed/p00001/0")
     by_label = {
         label: {
             doc for doc, lab in zip(speed["docs"], speed["labels"], strict=True) if lab == label
@@ -149,6 +150,16 @@ def test_paper_filter_builds_lists_of_training_problems_only(tmp_path, codenet, 
     (irrelevant,) = by_label[0]
     assert irrelevant in {_mine(c, "p00002") for _, c, _, _ in SUBMISSIONS}
     assert speed["instruction"] == "Retrieve code that is fast"
+    # every list is n_high + n_low + n_irrelevant (1 + 2 + 1 here) or a counted shortfall,
+    # in report.json and in the warning the command prints
+    shapes = report["list_shapes"]
+    assert sum(shapes.values()) == len(rows) == report["full_lists"] + report["short_lists_total"]
+    assert report["full_lists"] == shapes.get("1+2+1", 0)
+    short = [r for r in rows if sorted(r["labels"], reverse=True) != [2, 1, 1, 0]]
+    assert report["short_lists_total"] == len(short) == len(report["shortfalls"])
+    assert report["missing_docs_per_label"]["1"] == sum(2 - r["labels"].count(1) for r in short)
+    assert short  # one list has a single low: counted and said
+    assert any(f"{len(short)} built short" in m for m in caplog.messages)
     assert speed["query"] == f"Retrieve code that is fast\n{speed['statement']}"
     # every candidate is in variants.jsonl with its fate; p00005's are decontaminated
     fates = [json.loads(line) for line in (result.output_dir / VARIANTS_FILE).open()]

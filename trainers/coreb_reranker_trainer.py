@@ -22,73 +22,48 @@ The steps, each one function:
 
 Runs unchanged under ``accelerate launch`` (one GPU, DDP, DeepSpeed ZeRO-2; configs in
 ``trainers/configs/accelerate``): the Trainer owns the distribution.
+
+The config is :class:`trainers.coreb_reranker_config.CorebRerankerConfig`; the base model's
+loading, the LoRA config, the run records, the checkpoint callback and the end of the run are
+:mod:`trainers.common`'s, which the SynH-Rank trainer shares.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 import random
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from reranker.instructions import by_instruction
 from reranker.prompt import IGNORE_INDEX, YesNoPrompt
-from trainers.config import CorebRerankerConfig
-from trainers.run_checks import DATA_REPORT, GuardedTrainer, check_resumed_data, run_guard
+from trainers.common import (
+    VALIDATION_METRICS,
+    VALIDATION_SCORES,
+    TrainingData,
+    TrainResult,
+    append_jsonl,
+    check_eval_split,
+    checkpoint_extras,
+    extras_callback,
+    load_base,
+    lora_config,
+    save_merged,
+    train_and_save,
+    write_json,
+    write_jsonl,
+    write_run_end,
+)
+from trainers.coreb_reranker_config import CorebRerankerConfig
+from trainers.run_checks import GuardedTrainer, check_resumed_data, run_guard
 
 logger = logging.getLogger(__name__)
 
-DISJOINTNESS_REPORT = "disjointness_report.json"
-TRAINING_CONFIG = "training_config.json"
-VALIDATION_SCORES = "validation_scores.jsonl"
-VALIDATION_METRICS = "validation_metrics.json"
 VALIDATION_CURVE = "validation_curve.jsonl"
-CURVES = "training_curves.png"
-RUN_INFO = "run_info.json"
 EXAMPLES_DIR = "examples"
-
-
-@dataclass
-class TrainingData:
-    """The examples of one run, their report and the disjointness report."""
-
-    train: list[dict[str, Any]]
-    validation: list[dict[str, Any]]
-    report: dict[str, Any]
-    disjointness: dict[str, Any]
-
-    @property
-    def fingerprint(self) -> str:
-        """SHA-256 of every example (train, then validation), in order."""
-        digest = hashlib.sha256()
-        for part in (self.train, self.validation):
-            for row in part:
-                digest.update(json.dumps(row, sort_keys=True, ensure_ascii=False).encode())
-                digest.update(b"\n")
-            digest.update(b"\x00")
-        return digest.hexdigest()
-
-
-@dataclass
-class TrainResult:
-    """What a run produced: where, how long, and the validation metrics before and after;
-    ``global_step`` is the step reached, ``steps_trained`` the steps this run trained (counted
-    as they end) from ``start_step`` (a resume's checkpoint, checked, else 0)."""
-
-    output_dir: Path
-    train_examples: int
-    validation_examples: int
-    global_step: int
-    train_runtime_s: float
-    before: dict[str, float] = field(default_factory=dict)
-    after: dict[str, float] = field(default_factory=dict)
-    start_step: int = 0
-    steps_trained: int = 0
 
 
 # -- 1-2: examples and disjointness -------------------------------------------------------
@@ -171,15 +146,6 @@ def training_statements(
     return statements
 
 
-def by_instruction(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[int]]:
-    """Row indices by instruction, in first-seen order: what one tokenizer / scoring call
-    takes (a prompt's instruction is shared by its rows)."""
-    groups: dict[str, list[int]] = {}
-    for i, row in enumerate(rows):
-        groups.setdefault(row["instruction"], []).append(i)
-    return groups
-
-
 # -- 3: sequences -------------------------------------------------------------------------
 def tokenize(rows: Sequence[Mapping[str, Any]], prompt: YesNoPrompt, max_length: int) -> Any:
     """A ``datasets.Dataset`` of ``input_ids``, ``labels`` and ``length`` for ``rows``, each row
@@ -187,7 +153,7 @@ def tokenize(rows: Sequence[Mapping[str, Any]], prompt: YesNoPrompt, max_length:
     import datasets
 
     sequences: list[dict[str, list[int]] | None] = [None] * len(rows)
-    for instruction, idx in by_instruction(rows).items():
+    for instruction, idx in by_instruction(r["instruction"] for r in rows).items():
         pairs = [(rows[i]["query"], rows[i]["document"]) for i in idx]
         answers = [rows[i]["answer"] for i in idx]
         try:
@@ -270,89 +236,7 @@ def answer_token_loss(
     return total / torch.as_tensor(count, device=total.device).clamp(min=1), outputs
 
 
-# -- 4: model and trainer -----------------------------------------------------------------
-def resolve_base(name: str, gguf_file: str | None) -> tuple[str, str | None]:
-    """The folder / id and GGUF file of a base model; a bundled generative reranker's name
-    (``smollm2``) gives its package folder and file."""
-    from reranker.registry import bundled as bundled_reranker
-
-    bundled = bundled_reranker(name)
-    if bundled is not None:
-        if bundled.backend != "generative":
-            raise ValueError(
-                f"model_name_or_path={name!r} is the bundled {bundled.backend} reranker; the "
-                "CoREB-Reranker trains a generative (causal LM) yes/no reranker"
-            )
-        return str(bundled.path()), gguf_file or bundled.options.get("gguf_file")
-    return name, gguf_file
-
-
-def attention_implementation(choice: str) -> str:
-    """``auto``: FlashAttention-2 on a CUDA GPU that has it, else SDPA, logged either way."""
-    if choice != "auto":
-        return choice
-    import torch
-    from transformers.utils import is_flash_attn_2_available
-
-    if torch.cuda.is_available() and is_flash_attn_2_available():
-        logger.info("attention: flash_attention_2")
-        return "flash_attention_2"
-    why = "no CUDA GPU" if not torch.cuda.is_available() else "flash-attn is not installed"
-    logger.info("attention: sdpa (FlashAttention-2 unavailable: %s)", why)
-    return "sdpa"
-
-
-def load_base(config: CorebRerankerConfig, dtype: Any = None) -> tuple[Any, Any]:
-    """The base causal LM and its tokenizer: in ``dtype`` (default: float32, or bf16 when
-    ``config.bf16``: a LoRA run's frozen base; a full fine-tune keeps float32 master weights
-    and trains under bf16 autocast)."""
-    import torch
-    import transformers
-
-    from reranker.generative import check_causal_lm
-
-    path, gguf_file = resolve_base(config.model_name_or_path, config.gguf_file)
-    model_config = transformers.AutoConfig.from_pretrained(path, gguf_file=gguf_file)
-    check_causal_lm(model_config, path)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(path, gguf_file=gguf_file)
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        path,
-        gguf_file=gguf_file,
-        dtype=dtype if dtype is not None else torch.bfloat16 if config.bf16 else torch.float32,
-        attn_implementation=attention_implementation(config.attn_implementation),
-    )
-    if gguf_file is not None:
-        dequantized(model, gguf_file)
-    return model, tokenizer
-
-
-def dequantized(model: Any, gguf_file: str) -> None:
-    """A GGUF checkpoint loads dequantized (plain float tensors) but stays marked as quantized,
-    which ``Trainer`` refuses to train; drop the marks (the weights are what they are)."""
-    logger.info("%s: dequantized GGUF weights, trained as %s", gguf_file, model.dtype)
-    model.hf_quantizer = None
-    model.is_quantized = False
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-
-
-def lora_config(config: CorebRerankerConfig) -> Any:
-    """The ``peft.LoraConfig`` of the run (a single "all-linear" entry stays a string)."""
-    import peft
-
-    targets: Any = list(config.lora_target_modules)
-    if targets == ["all-linear"]:
-        targets = "all-linear"
-    return peft.LoraConfig(
-        r=config.lora_r,
-        lora_alpha=config.lora_alpha,
-        lora_dropout=config.lora_dropout,
-        target_modules=targets,
-        task_type="CAUSAL_LM",
-        bias="none",
-    )
-
-
+# -- 4: the trainer ---------------------------------------------------------------------
 def make_trainer(
     config: CorebRerankerConfig, model: Any, tokenizer: Any, prompt: YesNoPrompt,
     train_set: Any, eval_set: Any, callbacks: Sequence[Any] = (),
@@ -390,133 +274,11 @@ def make_trainer(
     )
 
 
-def checkpoint_extras(
-    folder: Path, config: CorebRerankerConfig, data: TrainingData, base: str
-) -> None:
-    """The files that make ``folder`` (an adapter checkpoint) a servable, documented model:
-    the manifest ``load_reranker`` reads, then :func:`write_run_records`."""
-    from reranker.registry import write_checkpoint_manifest
-
-    folder.mkdir(parents=True, exist_ok=True)
-    write_checkpoint_manifest(
-        folder, base, max_length=config.reranker_max_length(), **base_options(config)
-    )
-    write_run_records(folder, config, data)
-
-
-def write_run_records(folder: Path, config: Any, data: TrainingData) -> None:
-    """What documents a run in ``folder``: the config (``training_config.json``), the data
-    report with the data's fingerprint (``data_report.json``, what a resume is checked
-    against) and the disjointness report (``disjointness_report.json``, where there is one).
-    ``config``: any ``TrainingArguments`` (its ``to_dict``)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    write_json(folder / TRAINING_CONFIG, config.to_dict())
-    write_json(folder / DATA_REPORT, {**data.report, "fingerprint": data.fingerprint})
-    if data.disjointness:
-        write_json(folder / DISJOINTNESS_REPORT, data.disjointness)
-
-
-def write_run_info(folder: Path, config: Any, result: TrainResult) -> dict[str, Any]:
-    """Where and how long a finished run trained (``run_info.json``, main process only): the
-    wall time of ``trainer.train`` (``result.train_runtime_s``), the step reached, the step it
-    started from and the steps it trained, the example counts, when it finished, and the
-    hardware (accelerator, device names, process count, precision, CPU, library versions); a
-    model card's training recipe reads it. Returns it."""
-    import os
-    import platform
-    from datetime import datetime, timezone
-
-    import torch
-    from accelerate import PartialState
-
-    state = PartialState()
-    devices: list[str] = []
-    if torch.cuda.is_available():
-        devices = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    precision = "bf16" if getattr(config, "bf16", False) else None
-    precision = precision or ("fp16" if getattr(config, "fp16", False) else "fp32")
-    info = {
-        "wall_time_s": result.train_runtime_s,
-        "global_step": result.global_step,
-        "start_step": result.start_step,
-        "steps_trained": result.steps_trained,
-        "train_examples": result.train_examples,
-        "validation_examples": result.validation_examples,
-        "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "hardware": {
-            "accelerator": state.device.type,
-            "devices": devices,
-            "num_processes": state.num_processes,
-            "distributed_type": str(state.distributed_type.value),
-            "precision": precision,
-            "cpu": platform.processor() or platform.machine(),
-            "cpu_count": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-        },
-    }
-    folder.mkdir(parents=True, exist_ok=True)
-    write_json(folder / RUN_INFO, info)
-    return info
-
-
-def base_options(config: CorebRerankerConfig) -> dict[str, Any]:
-    """The reranker options the base needs beside its name (the GGUF file of a folder)."""
-    from reranker.registry import bundled
-
-    if bundled(config.model_name_or_path) is not None or config.gguf_file is None:
-        return {}
-    return {"gguf_file": config.gguf_file}
-
-
-def write_json(path: Path, body: Any) -> None:
-    """``body`` as indented, key-sorted JSON (non-JSON values as their ``str``)."""
-    text = json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False, default=str)
-    path.write_text(text + "\n", encoding="utf-8")
-
-
-def extras_callback(config: Any, data: TrainingData, extras: Any = None) -> Any:
-    """A ``TrainerCallback`` that completes every ``checkpoint-N`` folder (main process only):
-    ``extras(folder)`` (default: :func:`checkpoint_extras` of ``config.model_name_or_path``),
-    then the curves so far when ``config.plot``."""
-    from transformers import TrainerCallback
-
-    def default(folder: Path) -> None:
-        checkpoint_extras(folder, config, data, config.model_name_or_path)
-
-    write = extras or default
-
-    class CheckpointExtras(TrainerCallback):
-        """Every checkpoint-N folder gets its extras (main process only)."""
-
-        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if state.is_world_process_zero:
-                folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-                write(folder)
-                if config.plot:
-                    save_curves(folder, state.log_history)
-
-    return CheckpointExtras()
-
-
-def save_curves(folder: Path, log_history: Sequence[Mapping[str, Any]]) -> None:
-    """The loss and learning-rate curves so far as ``folder/training_curves.png`` (a warning,
-    not an error, when nothing was logged yet)."""
-    from coreb_toolkit.benchmark.plots import plot_training_curves
-
-    try:
-        plot_training_curves(log_history, folder / CURVES)
-    except ValueError as err:
-        logger.warning("no training curves in %s: %s", folder, err)
-
-
 # -- 5: validation ------------------------------------------------------------------------
 def score_examples(reranker: Any, rows: Sequence[Mapping[str, Any]]) -> list[float]:
     """P(yes) of every row by ``reranker`` (rows with one instruction scored together)."""
     scores = [0.0] * len(rows)
-    for instruction, idx in by_instruction(rows).items():
+    for instruction, idx in by_instruction(r["instruction"] for r in rows).items():
         pairs = [(rows[i]["query"], rows[i]["document"]) for i in idx]
         for i, s in zip(idx, reranker.score(pairs, instruction=instruction), strict=True):
             scores[i] = float(s)
@@ -565,7 +327,7 @@ def _reranker(model: Any, tokenizer: Any, config: CorebRerankerConfig) -> Any:
     )
 
 
-def examples_seen(config: Any, step: int) -> int:
+def examples_seen(config: CorebRerankerConfig, step: int) -> int:
     """Training examples fed by optimizer step ``step`` (every process, every accumulation)."""
     from accelerate import PartialState
 
@@ -573,7 +335,9 @@ def examples_seen(config: Any, step: int) -> int:
     return step * per_step * PartialState().num_processes
 
 
-def curve_point(config: Any, step: int, rows: Sequence[Mapping[str, Any]], scores: Any) -> dict:
+def curve_point(
+    config: CorebRerankerConfig, step: int, rows: Sequence[Mapping[str, Any]], scores: Any
+) -> dict:
     """One point of the learning curve: the step, the examples seen and
     :func:`validation_metrics` of the held-out pairs."""
     return {"step": step, "examples_seen": examples_seen(config, step),
@@ -613,25 +377,19 @@ def curve_callback(config: CorebRerankerConfig, data: TrainingData, tokenizer: A
     return ValidationCurve()
 
 
-def append_jsonl(path: Path, row: Mapping[str, Any]) -> None:
-    """Append ``row`` to the JSON Lines file ``path`` (made with its folder when missing)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as out:
-        out.write(json.dumps(row, sort_keys=True) + "\n")
-
-
 def write_validation(
     folder: Path, rows: Sequence[Mapping[str, Any]], before: Sequence[float], after: Sequence[float]
 ) -> dict[str, dict]:
     """``validation_scores.jsonl`` (every held-out pair, its answer, P(yes) before and after)
     and ``validation_metrics.json``; returns the metrics."""
     metrics = {"before": validation_metrics(rows, before), "after": validation_metrics(rows, after)}
-    with (folder / VALIDATION_SCORES).open("w", encoding="utf-8") as out:
-        for row, b, a in zip(rows, before, after, strict=True):
-            keep = ("subtask", "query_id", "doc_id", "kind", "answer", "instruction")
-            line = {k: row.get(k) for k in keep}
-            line.update(query=row["query"], document=row["document"], before=b, after=a)
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    keep = ("subtask", "query_id", "doc_id", "kind", "answer", "instruction")
+    lines = []
+    for row, b, a in zip(rows, before, after, strict=True):
+        line = {k: row.get(k) for k in keep}
+        line.update(query=row["query"], document=row["document"], before=b, after=a)
+        lines.append(line)
+    write_jsonl(folder / VALIDATION_SCORES, lines)
     write_json(folder / VALIDATION_METRICS, metrics)
     return metrics
 
@@ -673,11 +431,7 @@ def train_coreb_reranker(
         tokenizer.pad_token_id = prompt.pad_id
     train_set = tokenize(data.train, prompt, config.max_length)
     eval_set = tokenize(data.validation, prompt, config.max_length) if data.validation else None
-    if eval_set is None and config.eval_strategy != "no":
-        raise ValueError(
-            f"eval_strategy={config.eval_strategy!r} but there is no validation split: set "
-            "validation_fraction > 0 or eval_strategy='no'"
-        )
+    check_eval_split(config, data.validation)
     before: list[float] = []
     if data.validation and state.is_main_process:  # only the main process writes them
         logger.info(
@@ -706,25 +460,12 @@ def train_coreb_reranker(
     trainer = make_trainer(
         config, model, tokenizer, prompt, train_set, eval_set, [*extra, *callbacks]
     )
-    started = time.perf_counter()
-    trainer.train(resume_from_checkpoint=config.resume_from_checkpoint)
-    runtime = time.perf_counter() - started
-    trainer.save_model(str(output))
-    result = TrainResult(
-        output_dir=output,
-        train_examples=len(data.train),
-        validation_examples=len(data.validation),
-        global_step=trainer.state.global_step,
-        train_runtime_s=runtime,
-        start_step=guard.start_step,
-        steps_trained=guard.steps,
-    )
+    result = train_and_save(trainer, config, data, guard)
     if state.is_main_process:
-        checkpoint_extras(output, config, data, config.model_name_or_path)
-        write_json(output / "log_history.json", trainer.state.log_history)
-        write_run_info(output, config, result)
-        if config.plot:
-            save_curves(output, trainer.state.log_history)
+        write_run_end(
+            config, trainer, result,
+            lambda folder: checkpoint_extras(folder, config, data, config.model_name_or_path),
+        )  # fmt: skip
         if data.validation:
             logger.info(
                 "scoring the %d held-out validation pairs after training", len(data.validation)
@@ -735,42 +476,25 @@ def train_coreb_reranker(
             metrics = write_validation(output, data.validation, before, after)
             result.before, result.after = metrics["before"], metrics["after"]
         if config.save_merged_model:
-            unwrapped = trainer.accelerator.unwrap_model(trainer.model)
-            unwrapped.merge_and_unload().save_pretrained(str(output / "merged"))
-            tokenizer.save_pretrained(str(output / "merged"))
+            save_merged(trainer, tokenizer, output / "merged")
     state.wait_for_everyone()
     return result
 
 
 __all__ = [
-    "CURVES",
-    "DATA_REPORT",
-    "DISJOINTNESS_REPORT",
-    "RUN_INFO",
-    "TRAINING_CONFIG",
+    "EXAMPLES_DIR",
     "VALIDATION_CURVE",
-    "VALIDATION_METRICS",
-    "VALIDATION_SCORES",
-    "TrainResult",
-    "TrainingData",
     "YesNoCollator",
     "answer_token_loss",
     "build_training_data",
-    "by_instruction",
-    "checkpoint_extras",
     "curve_callback",
-    "extras_callback",
-    "load_base",
-    "lora_config",
+    "curve_point",
     "make_trainer",
-    "resolve_base",
-    "save_curves",
     "score_examples",
     "tokenize",
     "train_coreb_reranker",
+    "training_statements",
     "validation_metrics",
-    "write_json",
-    "write_run_info",
-    "write_run_records",
+    "write_validation",
     "yes_no",
 ]

@@ -9,134 +9,27 @@ epochs, per-device batch 12, max length 4,096, gradient (activation) checkpointi
 FlashAttention-2 where the hardware has them (else float32 / SDPA, said in a log line). Batches
 are grouped by length (``train_sampling_strategy="group_by_length"``): little padding.
 
-:class:`TrainerConventions` is what every trainer config of this package shares (the SynH-Rank
-trainer's :class:`trainers.synh_rank_config.SynhRankConfig` too): the ``bf16`` default (on where
-the GPU has it) and its check, finite numbers and at least one step to train, one gloo process
-group for processes started together without a GPU, the field-naming error and
-:meth:`~TrainerConventions.own_fields`.
+What every trainer config shares (bf16, the process group, finite numbers, the base model and
+LoRA fields, what ``max_length`` means) is :class:`trainers.base_config.TrainerConventions`.
 """
 
 from __future__ import annotations
 
-import logging
-import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from trl import SFTConfig
 
 from coreb_toolkit.vocabulary import MAIN_TASKS
+from trainers.base_config import (
+    DEFAULT_MAX_LENGTH,
+    MAX_LENGTH_HELP,
+    TrainerConventions,
+    field_help,
+)
 from trainers.decontamination import NEAR_DUPLICATE_ACTIONS
 
-logger = logging.getLogger(__name__)
-
-ATTENTION_IMPLEMENTATIONS = ("auto", "flash_attention_2", "sdpa", "eager")
-
-
-def field_help(text: str, **extra: object) -> dict:
-    """A config field's metadata: its ``help`` (what ``--help`` shows) and any further
-    argparse keyword (``choices``)."""
-    return {"help": text, **extra}
-
-
 _help = field_help  # the short spelling this module's fields use
-
-
-@dataclass
-class TrainerConventions:
-    """The conventions every trainer config of this package shares, as a mixin placed before
-    the library's arguments class (``class C(TrainerConventions, SFTConfig)``).
-
-    ``__post_init__`` refuses a NaN or infinite number and a run of no step
-    (:meth:`_check_numbers`), runs the config's own :meth:`_check` (each error names its field
-    through :meth:`_field_error`), refuses ``bf16=True`` where the machine has no bf16, makes
-    processes started together without a GPU one gloo process group, sets ``bf16`` on where
-    the GPU supports it when left unset (logged otherwise), then the library's
-    ``__post_init__``.
-    """
-
-    #: the library's arguments class this config extends (:meth:`own_fields` are relative to it)
-    library_base: ClassVar[type]
-
-    bf16: bool | None = field(
-        default=None,
-        metadata=_help("bf16 mixed precision (default: on where the GPU supports it, logged)"),
-    )
-
-    def __post_init__(self) -> None:
-        self._check_numbers()
-        self._check()
-        self._check_bf16()
-        self._cpu_process_group()
-        if self.bf16 is None:
-            self.bf16 = bf16_available()
-            if not self.bf16:
-                logger.info("bf16 unavailable on this machine (no bf16 GPU): training in float32")
-        super().__post_init__()  # type: ignore[misc]  # the library base's
-
-    def _check(self) -> None:
-        """The config's own checks (a subclass's; each error names its field)."""
-
-    def _check_numbers(self) -> None:
-        """No float field NaN or infinite (a learning rate, a loss's scale: no run can use
-        one), and a run that trains at least one step: ``max_steps`` positive, or unset (-1)
-        with a positive ``num_train_epochs`` (0 steps would save an untrained model)."""
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, float) and not math.isfinite(value):
-                raise self._field_error(f.name, "must be a finite number")
-        if self.max_steps == 0:
-            raise self._field_error(
-                "max_steps", "trains no step: give a positive number of steps, or -1 to train "
-                "num_train_epochs epochs"
-            )  # fmt: skip
-        if self.max_steps < 0 and not self.num_train_epochs > 0:
-            raise self._field_error(
-                "num_train_epochs", "trains no step: give a positive number of epochs (or "
-                "max_steps)"
-            )  # fmt: skip
-
-    def _field_error(self, field_name: str, why: str) -> ValueError:
-        """``ValueError("Config.field=value: why")``."""
-        value = getattr(self, field_name)
-        return ValueError(f"{type(self).__name__}.{field_name}={value!r}: {why}")
-
-    def _check_bf16(self) -> None:
-        if self.bf16 is True and not self.use_cpu and not bf16_supported():
-            raise self._field_error(
-                "bf16",
-                "this machine has no GPU with bf16; leave bf16 unset (on where the GPU supports "
-                "it), set it false, or set use_cpu for bf16 autocast on the CPU",
-            )
-
-    def _cpu_process_group(self) -> None:
-        """Processes started together (torchrun, ``accelerate launch``) on a machine without a
-        GPU: make them one gloo process group, as they would be on GPUs, not N runs that each
-        train alone on all the data (accelerate sets a CPU group up only with ``use_cpu``, and
-        DeepSpeed's only with a backend name)."""
-        import os
-
-        if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
-            return
-        import torch
-
-        if torch.cuda.is_available():
-            return
-        if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() == "true":
-            if self.ddp_backend is None:
-                self.ddp_backend = "gloo"
-                logger.info("DeepSpeed on the CPU: ddp_backend=gloo")
-        elif not self.use_cpu:
-            self.use_cpu = True
-            logger.info(
-                "%s processes and no GPU: use_cpu=True (one gloo process group)",
-                os.environ["WORLD_SIZE"],
-            )
-
-    def own_fields(self) -> dict[str, object]:
-        """The fields this config adds to its library base (its recipe), by name."""
-        mine = {f.name for f in fields(type(self))} - {f.name for f in fields(self.library_base)}
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in mine}
 
 
 @dataclass
@@ -148,25 +41,15 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
     """
 
     library_base: ClassVar[type] = SFTConfig
+    #: a training sequence is the served prompt plus its answer token
+    answer_tokens: ClassVar[int] = 1
 
-    # -- model ----------------------------------------------------------------------------
+    # -- model (gguf_file, attn_implementation: TrainerConventions) -----------------------
     model_name_or_path: str = field(
         default="Qwen/Qwen3-Reranker-4B",
         metadata=_help(
             "base model: a Hub id, a local folder, or a bundled generative reranker "
             "(smollm2); the paper's is Qwen/Qwen3-Reranker-4B"
-        ),
-    )
-    gguf_file: str | None = field(
-        default=None,
-        metadata=_help("a GGUF file inside model_name_or_path (dequantised to train)"),
-    )
-    attn_implementation: str = field(
-        default="auto",
-        metadata=_help(
-            "attention kernel: auto = flash_attention_2 on a CUDA GPU that has it, else sdpa "
-            "(logged)",
-            choices=list(ATTENTION_IMPLEMENTATIONS),
         ),
     )
     # -- data -----------------------------------------------------------------------------
@@ -251,21 +134,8 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
         default=0.05,
         metadata=_help("fraction of the problems held out for validation (problem-level split)"),
     )
-    # -- LoRA -----------------------------------------------------------------------------
-    lora_r: int = field(default=16, metadata=_help("LoRA rank"))
-    lora_alpha: int = field(default=16, metadata=_help("LoRA alpha (scale = alpha / r)"))
-    lora_dropout: float = field(default=0.05, metadata=_help("LoRA dropout"))
-    lora_target_modules: list[str] = field(
-        default_factory=lambda: ["all-linear"],
-        metadata=_help("modules that get adapters (all-linear: every linear layer but the head)"),
-    )
-    save_merged_model: bool = field(
-        default=False,
-        metadata=_help("also save the base model with the adapter merged in (OUTPUT_DIR/merged)"),
-    )
-    plot: bool = field(
-        default=True, metadata=_help("save the loss / learning-rate curves as training_curves.png")
-    )
+    # -- LoRA: lora_r, lora_alpha, lora_dropout, lora_target_modules, save_merged_model and
+    # plot are TrainerConventions' (the paper's: r 16, alpha 16, dropout 0.05, all-linear) ---
     # -- the paper's values for SFTConfig's fields ----------------------------------------
     learning_rate: float = field(default=1e-5, metadata=_help("peak learning rate of AdamW"))
     warmup_steps: float = field(default=100, metadata=_help("linear warm-up steps"))
@@ -273,10 +143,11 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
     num_train_epochs: float = field(default=2.0, metadata=_help("training epochs"))
     per_device_train_batch_size: int = field(default=12, metadata=_help("batch size per device"))
     max_length: int | None = field(
-        default=4096,
+        default=DEFAULT_MAX_LENGTH["generative"],
         metadata=_help(
-            "most tokens per training sequence (prompt + answer); the document is truncated "
-            "on the right to fit, never the prompt's instruction, query or suffix"
+            f"{MAX_LENGTH_HELP}: here the yes/no prompt plus its answer token; the document is "
+            "truncated on the right to fit, never the prompt's instruction, query or suffix "
+            "(the trained model is served with max_length - 1, the prompt alone)"
         ),
     )
     validation_max_examples: int = field(
@@ -320,8 +191,7 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
     def _check(self) -> None:
         name = type(self).__name__
         bad = self._field_error
-        for f in ("positive_copies", "lora_r", "lora_alpha", "decontamination_ngram",
-                  "mine_top_k"):  # fmt: skip
+        for f in ("positive_copies", "decontamination_ngram", "mine_top_k"):
             value = getattr(self, f)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise bad(f, "must be a positive integer")
@@ -330,8 +200,6 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
             value = getattr(self, f)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise bad(f, "must be a non-negative integer")
-        if not 0.0 <= self.lora_dropout < 1.0:
-            raise bad("lora_dropout", "must be in [0, 1)")
         if not 0.0 <= self.validation_fraction < 1.0:
             raise bad("validation_fraction", "must be in [0, 1) (0 = no validation split)")
         if not 0.0 <= self.max_ngram_overlap <= 1.0:
@@ -340,14 +208,8 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
             raise bad("template_share", "must be in [0, 1]")
         if self.near_duplicate_action not in NEAR_DUPLICATE_ACTIONS:
             raise bad("near_duplicate_action", f"must be one of {NEAR_DUPLICATE_ACTIONS}")
-        if self.attn_implementation not in ATTENTION_IMPLEMENTATIONS:
-            raise bad("attn_implementation", f"must be one of {ATTENTION_IMPLEMENTATIONS}")
-        if self.max_length is None or self.max_length < 16:
+        if self.max_length is None:  # TRL's "no truncation": a prompt needs a budget here
             raise bad("max_length", "must be at least 16 tokens (the prompt needs room)")
-        if not self.model_name_or_path:
-            raise bad("model_name_or_path", "name a base model")
-        if not self.lora_target_modules:
-            raise bad("lora_target_modules", "name at least one module (or all-linear)")
         if self.packing or self.padding_free:
             raise bad(
                 "packing" if self.packing else "padding_free",
@@ -361,33 +223,5 @@ class CorebRerankerConfig(TrainerConventions, SFTConfig):
                     f"{list(MAIN_TASKS)}"
                 )
 
-    def reranker_max_length(self) -> int:
-        """The prompt length the trained model is served with (a training sequence is the
-        prompt plus its answer token)."""
-        return int(self.max_length) - 1
 
-
-def bf16_available() -> bool:
-    """Whether this machine trains in bf16: a CUDA GPU with bf16 support."""
-    import torch
-
-    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-
-
-def bf16_supported() -> bool:
-    """Whether ``TrainingArguments`` accepts ``bf16=True`` here without ``use_cpu`` (its own
-    test: a GPU with bf16, or an XLA device)."""
-    from transformers.utils import is_torch_bf16_gpu_available, is_torch_xla_available
-
-    return bool(is_torch_bf16_gpu_available() or is_torch_xla_available())
-
-
-__all__ = [
-    "ATTENTION_IMPLEMENTATIONS",
-    "NEAR_DUPLICATE_ACTIONS",
-    "CorebRerankerConfig",
-    "TrainerConventions",
-    "bf16_available",
-    "bf16_supported",
-    "field_help",
-]
+__all__ = ["CorebRerankerConfig"]

@@ -43,6 +43,13 @@ The steps, each one function:
 
 Runs under ``accelerate launch`` as ``coreb train reranker`` does (the Trainer owns the
 distribution; validation and files on the main process).
+
+The config is :class:`trainers.synh_rank_config.SynhRankConfig`; the generative base's loading,
+the LoRA config, the run records, the checkpoint callback and the end of the run are
+:mod:`trainers.common`'s, which the CoREB-Reranker trainer shares. The validation figures are
+:mod:`eval_metrics`' own: nDCG through :func:`eval_metrics.evaluate_retrieval` (pytrec_eval),
+the pairs in order counted as QPA counts its triplets
+(:func:`eval_metrics.preference.preference_wins`).
 """
 
 from __future__ import annotations
@@ -50,27 +57,31 @@ from __future__ import annotations
 import logging
 import math
 import random
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eval_metrics import evaluate_retrieval
+from eval_metrics.preference import preference_wins
 from reranker.cross_encoder import join_instruction
-from trainers.coreb_reranker import (
-    CURVES,
-    DATA_REPORT,
-    TRAINING_CONFIG,
+from reranker.instructions import by_instruction
+from trainers.common import (
     VALIDATION_METRICS,
     VALIDATION_SCORES,
     TrainingData,
     TrainResult,
+    check_eval_split,
     checkpoint_extras,
     extras_callback,
-    save_curves,
+    load_base,
+    lora_config,
+    save_merged,
+    train_and_save,
     write_json,
-    write_run_info,
+    write_jsonl,
+    write_run_end,
     write_run_records,
 )
 from trainers.quality_data.records import Drop
@@ -85,8 +96,6 @@ REQUIRED_COLUMNS = ("query_id", "task_id", "dimension", "instruction", "statemen
                     "labels")  # fmt: skip
 #: the per-document columns that must be as long as ``docs`` where they are given
 PER_DOC_COLUMNS = ("labels", "doc_ids", "origins")
-#: the lists' own log of the run
-LOG_HISTORY = "log_history.json"
 
 
 # -- 1: lists -----------------------------------------------------------------------------
@@ -387,7 +396,6 @@ def load_backbone(config: SynhRankConfig, kind: str) -> Backbone:
     import torch
 
     from reranker.prompt import YesNoPrompt
-    from trainers.coreb_reranker import load_base, lora_config
 
     lora = config.finetuning == "lora"
     model, tokenizer = load_base(config, dtype=None if lora else torch.float32)
@@ -457,26 +465,62 @@ def check_query_room(backbone: Backbone, rows: Sequence[Mapping[str, Any]]) -> N
 
 
 # -- 5: validation ------------------------------------------------------------------------
-def list_ndcg(labels: Sequence[float], scores: Sequence[float]) -> float | None:
-    """nDCG of one list at full depth (gains ``2^rel - 1``, discounts ``log2(1 + rank)``),
-    ``None`` when no document is relevant. Ties break pessimistically (equal scores rank the
-    less relevant document first: a constant scorer is no perfect one), and a NaN score ranks
-    last (tied with the other NaNs)."""
-    order = sorted(
-        range(len(scores)),
-        key=lambda i: (math.inf if math.isnan(scores[i]) else -scores[i], labels[i]),
-    )
-    dcg = sum((2 ** labels[i] - 1) / math.log2(r + 2) for r, i in enumerate(order))
-    ideal = sum((2**y - 1) / math.log2(r + 2) for r, y in enumerate(sorted(labels, reverse=True)))
-    return dcg / ideal if ideal > 0 else None
+def _ranks(scores: Sequence[float]) -> list[float]:
+    """Finite stand-ins for ``scores`` (no NaN) in the same order: each score's rank among the
+    distinct ones (0 the lowest, -inf and inf included), as :mod:`eval_metrics` takes finite
+    scores only."""
+    at = {value: float(k) for k, value in enumerate(sorted(set(scores)))}
+    return [at[value] for value in scores]
 
 
-def ordered_pairs(labels: Sequence[float], scores: Sequence[float]) -> tuple[int, int]:
+def list_ndcgs(
+    labels: Sequence[Sequence[int]], scores: Sequence[Sequence[float]]
+) -> list[float | None]:
+    """nDCG of every list at full depth, ``None`` for a list with no relevant document, by
+    :func:`eval_metrics.evaluate_retrieval` (pytrec_eval's ``ndcg_cut`` at the longest list's
+    length, discounts ``log2(1 + rank)``) with the gains ``2^rel - 1`` as the grades. Ties
+    break pessimistically: equal scores rank the less relevant document first (trec_eval
+    orders ties by document id descending, and the ids are given in that order), so a
+    constant scorer is no perfect one; a NaN score ranks last (tied with -inf)."""
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for k, (ys, ss) in enumerate(zip(labels, scores, strict=True)):
+        if not any(y > 0 for y in ys):
+            continue
+        most_relevant_first = sorted(range(len(ys)), key=lambda i: -ys[i])
+        width = len(str(len(ys)))
+        doc = {i: f"d{p:0{width}d}" for p, i in enumerate(most_relevant_first)}
+        values = _ranks([-math.inf if math.isnan(s) else s for s in ss])
+        qrels[str(k)] = {doc[i]: 2 ** int(y) - 1 for i, y in enumerate(ys)}
+        run[str(k)] = {doc[i]: v for i, v in enumerate(values)}
+    if not qrels:
+        return [None] * len(labels)
+    depth = max(len(ys) for ys in labels)
+    per_query = evaluate_retrieval(
+        qrels, run, k_values={"ndcg": [depth]}, no_positive_policy="exclude", relevance_level=1
+    ).per_query
+    key = f"ndcg_at_{depth}"
+    return [per_query[str(k)][key] if str(k) in per_query else None for k in range(len(labels))]
+
+
+def list_ndcg(labels: Sequence[int], scores: Sequence[float]) -> float | None:
+    """:func:`list_ndcgs` of one list."""
+    return list_ndcgs([labels], [scores])[0]
+
+
+def ordered_pairs(labels: Sequence[int], scores: Sequence[float]) -> tuple[int, int]:
     """``(in order, pairs)``: of the pairs with ``label_i > label_j``, those scored
-    ``s_i > s_j`` (a tie is not in order, as QualCode's QPA counts it, nor a NaN)."""
+    ``s_i > s_j``, counted by :func:`eval_metrics.preference.preference_wins` as QualCode's QPA
+    counts its triplets (a tie is not in order); a pair with a NaN score is not in order
+    either."""
     n = len(labels)
     pairs = [(i, j) for i in range(n) for j in range(n) if labels[i] > labels[j]]
-    return sum(scores[i] > scores[j] for i, j in pairs), len(pairs)
+    scored = [(i, j) for i, j in pairs if not (math.isnan(scores[i]) or math.isnan(scores[j]))]
+    if not scored:
+        return 0, len(pairs)
+    values = _ranks([-math.inf if math.isnan(s) else s for s in scores])
+    wins = preference_wins([values[i] for i, _ in scored], [values[j] for _, j in scored])
+    return sum(wins), len(pairs)
 
 
 def list_metrics(
@@ -487,17 +531,17 @@ def list_metrics(
     groups: dict[str, list[int]] = {"all": list(range(len(rows)))}
     for k, row in enumerate(rows):
         groups.setdefault(row["dimension"], []).append(k)
+    ndcg = list_ndcgs([r["labels"] for r in rows], scores)
+    counted = [ordered_pairs(r["labels"], s) for r, s in zip(rows, scores, strict=True)]
     out: dict[str, dict[str, Any]] = {}
     for name, idx in groups.items():
-        ndcgs = [list_ndcg(rows[k]["labels"], scores[k]) for k in idx]
-        ndcgs = [x for x in ndcgs if x is not None]
-        counted = [ordered_pairs(rows[k]["labels"], scores[k]) for k in idx]
-        pairs = sum(c[1] for c in counted)
+        ndcgs = [ndcg[k] for k in idx if ndcg[k] is not None]
+        pairs = sum(counted[k][1] for k in idx)
         out[name] = {
             "lists": len(idx),
             "ndcg": sum(ndcgs) / len(ndcgs) if ndcgs else float("nan"),
             "ordered_pairs": pairs,
-            "pair_accuracy": sum(c[0] for c in counted) / pairs if pairs else float("nan"),
+            "pair_accuracy": sum(counted[k][0] for k in idx) / pairs if pairs else float("nan"),
         }
     return out
 
@@ -508,12 +552,9 @@ def score_lists(reranker: Any, rows: Sequence[Mapping[str, Any]]) -> list[list[f
     one call)."""
     import torch
 
-    by_instruction: dict[str, list[int]] = {}
-    for k, row in enumerate(rows):
-        by_instruction.setdefault(row["instruction"], []).append(k)
     out: list[list[float]] = [[] for _ in rows]
     with torch.no_grad():
-        for instruction, idx in by_instruction.items():
+        for instruction, idx in by_instruction(r["instruction"] for r in rows).items():
             pairs = [(rows[k]["statement"], d) for k in idx for d in rows[k]["docs"]]
             scores = reranker.score(pairs, instruction=instruction)
             at = 0
@@ -532,14 +573,13 @@ def write_list_validation(
 ) -> dict[str, Any]:
     """``validation_scores.jsonl`` (every held-out list: its ids, labels, scores before and
     after) and ``validation_metrics.json``; returns the metrics."""
-    import json
-
     metrics = {"before": list_metrics(rows, before), "after": list_metrics(rows, after)}
-    with (folder / VALIDATION_SCORES).open("w", encoding="utf-8") as out:
-        for row, b, a in zip(rows, before, after, strict=True):
-            line = {k: row.get(k) for k in ("query_id", "task_id", "dimension", "doc_ids")}
-            line.update(labels=list(row["labels"]), before=list(b), after=list(a))
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    lines = []
+    for row, b, a in zip(rows, before, after, strict=True):
+        line = {k: row.get(k) for k in ("query_id", "task_id", "dimension", "doc_ids")}
+        line.update(labels=list(row["labels"]), before=list(b), after=list(a))
+        lines.append(line)
+    write_jsonl(folder / VALIDATION_SCORES, lines)
     write_json(folder / VALIDATION_METRICS, metrics)
     return metrics
 
@@ -548,7 +588,7 @@ def write_list_validation(
 @dataclass
 class RunData:
     """A run's data: the loss rows and held-out lists with their report (a
-    :class:`~trainers.coreb_reranker.TrainingData`, fingerprinted for resumes), and the
+    :class:`~trainers.common.TrainingData`, fingerprinted for resumes), and the
     held-out lists' loss rows (for an ``eval_strategy``, else ``None``)."""
 
     data: TrainingData
@@ -563,12 +603,8 @@ def prepare_data(config: SynhRankConfig, kind: str, lists: Any = None) -> RunDat
     train, validation = split_lists(rows, config.validation_fraction, config.seed)
     train_rows, drops = loss_rows(train, config)
     eval_rows = None
+    check_eval_split(config, validation)
     if config.eval_strategy != "no":
-        if not validation:
-            raise ValueError(
-                f"SynhRankConfig.eval_strategy={config.eval_strategy!r} but there is no "
-                "validation split: set validation_fraction > 0 or eval_strategy='no'"
-            )
         eval_rows, eval_drops = loss_rows(validation, config, pool=rows)
         drops += eval_drops
     if not train_rows:
@@ -597,7 +633,7 @@ def prepare_data(config: SynhRankConfig, kind: str, lists: Any = None) -> RunDat
 
 def run_extras(folder: Path, config: SynhRankConfig, data: TrainingData) -> None:
     """The files beside a saved model: a LoRA adapter's serving manifest
-    (:func:`~trainers.coreb_reranker.checkpoint_extras`), and for every run the config, the
+    (:func:`~trainers.common.checkpoint_extras`), and for every run the config, the
     data report and fingerprint."""
     if config.finetuning == "lora":
         checkpoint_extras(folder, config, data, config.model_name_or_path)
@@ -661,7 +697,6 @@ def make_trainer(
     )
 
 
-# over 80 lines: one sequence of steps, each a call above, with the distributed guards inline
 def train_synh_rank(
     config: SynhRankConfig, *, lists: Any = None, callbacks: Sequence[Any] = ()
 ) -> TrainResult:
@@ -670,7 +705,7 @@ def train_synh_rank(
     ``lists``: the lists (a ``datasets.Dataset`` or dicts with the lists columns) instead of
     ``config.train_lists``. ``callbacks``: further ``transformers.TrainerCallback`` objects,
     after the one that completes every checkpoint. Returns the counts (lists), the step
-    reached and the steps trained (:class:`~trainers.coreb_reranker.TrainResult`), the wall
+    reached and the steps trained (:class:`~trainers.common.TrainResult`), the wall
     time and the validation metrics before and after (by dimension and ``all``, as in
     ``validation_metrics.json``).
     """
@@ -705,26 +740,10 @@ def train_synh_rank(
         before = score_lists(backbone.reranker(), data.validation)
     guard = run_guard()
     trainer = make_trainer(config, backbone, run, [guard, *callbacks])
-    started = time.perf_counter()
-    trainer.train(resume_from_checkpoint=config.resume_from_checkpoint)
-    runtime = time.perf_counter() - started
-    output = Path(config.output_dir)
-    trainer.save_model(str(output))
-    result = TrainResult(
-        output_dir=output,
-        train_examples=len(data.train),
-        validation_examples=len(data.validation),
-        global_step=trainer.state.global_step,
-        train_runtime_s=runtime,
-        start_step=guard.start_step,
-        steps_trained=guard.steps,
-    )
+    result = train_and_save(trainer, config, data, guard)
+    output = result.output_dir
     if state.is_main_process:
-        run_extras(output, config, data)
-        write_json(output / LOG_HISTORY, trainer.state.log_history)
-        write_run_info(output, config, result)
-        if config.plot:
-            save_curves(output, trainer.state.log_history)
+        write_run_end(config, trainer, result, lambda folder: run_extras(folder, config, data))
         unwrapped = trainer.accelerator.unwrap_model(trainer.model)
         if data.validation:
             logger.info("scoring the %d held-out lists after training", len(data.validation))
@@ -732,27 +751,23 @@ def train_synh_rank(
             metrics = write_list_validation(output, data.validation, before, after)
             result.before, result.after = metrics["before"], metrics["after"]
         if config.save_merged_model:
-            unwrapped.merge_and_unload().save_pretrained(str(output / "merged"))
-            backbone.tokenizer.save_pretrained(str(output / "merged"))
+            save_merged(trainer, backbone.tokenizer, output / "merged")
     state.wait_for_everyone()
     return result
 
 
 __all__ = [
-    "CURVES",
-    "DATA_REPORT",
-    "LOG_HISTORY",
-    "TRAINING_CONFIG",
-    "VALIDATION_METRICS",
-    "VALIDATION_SCORES",
+    "REQUIRED_COLUMNS",
     "Backbone",
     "RunData",
     "check_lists",
     "check_query_room",
     "cut_statements",
+    "drop_counts",
     "list_counts",
     "list_metrics",
     "list_ndcg",
+    "list_ndcgs",
     "load_backbone",
     "loss_columns",
     "loss_rows",
