@@ -26,7 +26,9 @@ DS3_VENV ?= .venv-ds3
 DS3_STAMP := $(DS3_VENV)/.installed
 DS3_SPEC ?= datasets>=3.6,<4
 # bench_retrieval at v202603 size (1): its naive baseline loop takes about half an hour on 2
-# cores; BENCH_RETRIEVAL_SCALE=0.1 for a quick look.
+# cores; BENCH_RETRIEVAL_SCALE=0.1 for a quick look. bench_peers (last) runs this toolkit, MTEB
+# and the official runner's evaluation on the real v2603 with MiniLM, one after another: hours
+# on 2 cores (`benchmarks/bench_peers.py --quick` checks it in minutes).
 BENCH_RETRIEVAL_SCALE ?= 1
 
 .PHONY: demo leaderboard test test-all lint format bench venv system-deps clean docs
@@ -177,6 +179,7 @@ bench: $(STAMP) system-deps
 	else echo "bench_backends skipped: no $(DEMO)/coreb (run make demo first)"; fi
 	$(PY) benchmarks/bench_qualcode.py --repeats 1
 	$(PY) benchmarks/bench_train.py --steps 8
+	$(PY) benchmarks/bench_peers.py
 
 clean:
 	rm -rf $(VENV) $(DS3_VENV) $(DOCS_SITE) .pytest_cache .ruff_cache .hypothesis *.egg-info

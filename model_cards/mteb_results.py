@@ -10,13 +10,22 @@ The scores are MTEB's protocol, recomputed from the submitted run files (``runs/
 with pytrec_eval, not copied from the CoREB rows: each main task's runs are pooled, the qrels are
 the positives only (relevance 2; MTEB's CoREB datasets hold no other judgment, see
 :mod:`coreb_toolkit.builders.coreb.mteb`), queries without a positive are left out (MTEB cannot
-hold them), and no document is excluded. Where our runs cannot give MTEB's figure the task is
-not written, and the reason is reported (:attr:`MtebSubmission.skipped`):
+hold them), and no document is excluded. What MTEB ranks and the CoREB runs do not hold is
+read from ``mteb/``, which ``coreb evaluate`` keeps beside the runs (results schema version 2,
+``results.json``'s ``mteb`` lists it; :mod:`coreb_toolkit.benchmark.runner`):
 
-* C2C: our runs drop each query's anchor before scoring; MTEB ranks it. Where MTEB would have
-  put the anchor is not in the run, so no MTEB figure can be derived.
-* C2T from a run of the abbreviated view (``c2t_canonical_corpus="abbreviated"``, the default):
-  MTEB's pooled task ranks the full descriptions for every subtask.
+* C2C: our runs drop each query's anchor before scoring; MTEB ranks it. The anchor's score is in
+  ``mteb/excluded/<subtask>.trec`` and is put back, which gives the ranking MTEB scores.
+* C2T: MTEB's pooled task ranks the full descriptions for every subtask; in the abbreviated view
+  (the default) the ``c2t_canonical_retro_*`` runs rank the abbreviated ones, and
+  ``mteb/full_text/<subtask>.trec`` (their queries against the full texts) is used instead.
+
+Where our results cannot give MTEB's figure the task is not written, and the reason is reported
+(:attr:`MtebSubmission.skipped`):
+
+* C2C from results without ``mteb/excluded`` (written before schema version 2, or with
+  ``mteb_runs=False``): where MTEB would have put the anchor is not in the run.
+* C2T from a run of the abbreviated view without ``mteb/full_text``.
 * The three ``*Reranking`` tasks rerank MTEB's own candidate lists (the ``top_ranked`` config of
   ``mteb/coreb-*-reranking``, about 17 per query); ours rerank our first stage's top-k, so the
   number would be of another protocol. A first-stage result has nothing to submit to them.
@@ -42,6 +51,7 @@ from coreb_toolkit.benchmark.provenance import dataset_revision
 from coreb_toolkit.benchmark.results import CorebResults, check_publishable, read_results
 from coreb_toolkit.builders.hub_folder import hub_folder_configs, replace_folder
 from coreb_toolkit.untrusted import check_finite, read_json
+from coreb_toolkit.vocabulary import CORPUS_TEXT_ABBREVIATED
 from eval_metrics import read_run
 from eval_metrics.membership import check_run_membership
 
@@ -69,9 +79,30 @@ K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
 (``top_k`` of the results) is not written."""
 
 _WHY_C2C = (
-    "not derivable: CoREB's runs drop each query's anchor code before scoring, MTEB ranks it "
-    "(it has no per-query exclusion), and where MTEB would rank the anchor is not in the run"
+    "not derivable: CoREB's run of {subtask} drops each query's anchor code before scoring, "
+    "MTEB ranks it (it has no per-query exclusion), and these results do not keep the anchor's "
+    "score (mteb/excluded/{subtask}.trec, which `coreb evaluate` writes since results schema "
+    "version 2 unless mteb_runs=False): rerun `coreb evaluate` to derive it"
 )
+_WHY_C2T = (
+    "not derivable: the c2t_canonical_retro_* runs rank the abbreviated descriptions "
+    "(c2t_canonical_corpus={views}) and these results keep no full-text ranking of {missing} "
+    "(mteb/full_text/, which `coreb evaluate` writes since results schema version 2 unless "
+    "mteb_runs=False); MTEB's {task} ranks the full ones: rerun `coreb evaluate`, or evaluate "
+    "with --c2t-canonical-corpus full"
+)
+
+
+class _NotDerivable(ValueError):
+    """The results lack what MTEB's protocol needs for a task: the task is skipped, not an
+    error."""
+
+
+def _kept(results: CorebResults) -> dict[str, list[str]]:
+    """What the results' ``mteb/`` folder holds (nothing for a schema-version-1 file)."""
+    return {"excluded": [], "full_text": [], **(results.mteb or {})}
+
+
 _WHY_RERANKING = (
     "not derivable: MTEB's {task} reranks MTEB's own candidate lists (the top_ranked config of "
     "mteb/coreb-*-reranking); CoREB's reranked runs rerank this toolkit's first-stage top-k"
@@ -180,26 +211,31 @@ def pooled_run(
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]], int]:
     """``(qrels, run, queries without a positive)`` of ``subtasks`` pooled, MTEB's way.
 
-    Each run file is checked against its subtask first, as the leaderboard checks a submission
+    The run of a subtask is ``runs/<subtask>.trec``, or ``mteb/full_text/<subtask>.trec`` where
+    the results keep one (the full texts, which MTEB ranks), with the excluded documents of
+    ``mteb/excluded/<subtask>.trec`` put back (MTEB excludes nothing); a subtask with
+    exclusions whose scores were not kept raises :class:`_NotDerivable`. Each run is checked
+    against its subtask (the full-text view) first, as the leaderboard checks a submission
     (:func:`eval_metrics.membership.check_run_membership`): a query or document the subtask
-    does not have, or a query ranking more than ``top_k``, is refused, never scored.
+    does not have, a put-back document that is not one of its query's exclusions, or a query
+    ranking more than ``top_k``, is refused, never scored.
     """
     from coreb_toolkit.benchmark.runner import discover
 
-    (item,) = discover(dataset, list(subtasks), [results.release], results.c2t_canonical_corpus)
+    kept = _kept(results)
+    (item,) = discover(dataset, list(subtasks), [results.release], "full")
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     left_out = 0
     for subtask in subtasks:
-        path = results_dir / "runs" / f"{subtask}.trec"
-        if not path.is_file():
-            raise ValueError(
-                f"{results_dir}: no run file runs/{subtask}.trec for subtask {subtask}, which "
-                "results.json reports; the MTEB scores are recomputed from the runs, so the "
-                "folder must hold every run `coreb evaluate` wrote"
-            )
         data = item.subtasks[subtask]
-        sub_run = read_run(path)
+        if data.exclude and subtask not in kept["excluded"]:
+            raise _NotDerivable(_WHY_C2C.format(subtask=subtask))
+        where = "mteb/full_text" if subtask in kept["full_text"] else "runs"
+        sub_run = read_run(_kept_file(results_dir, where, subtask))
+        if data.exclude:
+            _put_back(results_dir, subtask, sub_run, data.exclude)
+        path = results_dir / where / f"{subtask}.trec"
         check_run_membership(
             str(path), sub_run, data.qrels, data.corpus, data.corpus_name, results.top_k
         )
@@ -217,6 +253,42 @@ def pooled_run(
             if qid in sub_run:
                 run[qid] = sub_run[qid]
     return qrels, run, left_out
+
+
+def _kept_file(results_dir: Path, where: str, subtask: str) -> Path:
+    path = results_dir / where / f"{subtask}.trec"
+    if not path.is_file():
+        raise ValueError(
+            f"{results_dir}: no run file {where}/{subtask}.trec for subtask {subtask}, which "
+            "results.json reports; the MTEB scores are recomputed from the runs, so the "
+            "folder must hold every run `coreb evaluate` wrote"
+        )
+    return path
+
+
+def _put_back(
+    results_dir: Path,
+    subtask: str,
+    run: dict[str, dict[str, float]],
+    exclude: Mapping[str, Sequence[str]],
+) -> None:
+    """Add ``mteb/excluded/<subtask>.trec`` (the excluded documents the retriever ranked, with
+    their scores) to ``run``: the ranking before exclusion, which MTEB scores."""
+    path = _kept_file(results_dir, "mteb/excluded", subtask)
+    for qid, docs in read_run(path).items():
+        allowed = set(exclude.get(qid, ()))
+        for doc, score in docs.items():
+            if doc not in allowed:
+                raise ValueError(
+                    f"{path}: {doc!r} is not an excluded document of query {qid!r} in "
+                    f"{subtask}: the file holds only the documents the run dropped"
+                )
+            if doc in run.get(qid, {}):
+                raise ValueError(
+                    f"{path}: {doc!r} of query {qid!r} is in the run already; an excluded "
+                    "document is never in runs/"
+                )
+            run.setdefault(qid, {})[doc] = score
 
 
 def _family_subtasks(dataset: str, release: str) -> dict[str, list[str]]:
@@ -368,9 +440,6 @@ def write_mteb_submission(
         subtasks = by_family.get(family, [])
         if not subtasks:
             continue
-        if family == "c2c":
-            skipped[task] = _WHY_C2C
-            continue
         missing = [s for s in subtasks if s not in evaluated]
         if missing:
             skipped[task] = (
@@ -385,23 +454,36 @@ def write_mteb_submission(
                 f"MTEB's {task} scores one model over the whole corpus"
             )
             continue
-        views = {r.c2t_canonical_corpus for r in owners.values()}
-        if family == "c2t" and views != {"full"}:
-            skipped[task] = (
-                "not derivable: the c2t_canonical_retro_* runs rank the abbreviated descriptions"
-                f" (c2t_canonical_corpus={', '.join(sorted(views))}); MTEB's {task} ranks the "
-                "full ones: evaluate with --c2t-canonical-corpus full"
+        abbreviated = [
+            s for s in subtasks
+            if evaluated[s][1].corpora.get(s) == CORPUS_TEXT_ABBREVIATED
+            and s not in _kept(evaluated[s][1])["full_text"]
+        ]  # fmt: skip
+        if abbreviated:
+            views = {r.c2t_canonical_corpus for r in owners.values()}
+            skipped[task] = _WHY_C2T.format(
+                views=", ".join(sorted(views)), missing=", ".join(abbreviated), task=task
             )
             continue
         qrels: dict[str, dict[str, int]] = {}
         run: dict[str, dict[str, float]] = {}
         left_out = 0
-        for owner, owner_res in owners.items():
-            mine = [s for s in subtasks if evaluated[s][0] == owner]
-            q, r, n = pooled_run(owner, owner_res, source, mine)
-            qrels.update(q)
-            run.update(r)
-            left_out += n
+        try:
+            for owner, owner_res in owners.items():
+                mine = [s for s in subtasks if evaluated[s][0] == owner]
+                q, r, n = pooled_run(owner, owner_res, source, mine)
+                qrels.update(q)
+                run.update(r)
+                left_out += n
+        except _NotDerivable as why:
+            skipped[task] = str(why)
+            continue
+        for kind, what in (("excluded", "the excluded documents' scores (the c2c anchor) "
+                            "put back into the runs of"),
+                           ("full_text", "the full-text ranking of")):  # fmt: skip
+            used = [s for s in subtasks if s in _kept(evaluated[s][1])[kind]]
+            if used:
+                notes.append(f"{task}: mteb/{kind}/ used: {what} {', '.join(used)}.")
         if not qrels:
             skipped[task] = "no query with a positive: MTEB's task would be empty"
             continue

@@ -4,9 +4,12 @@ Modelled on the backend contract of AnswerDotAI ``rerankers`` (``score`` plus a 
 returns typed results): every backend implements :meth:`BaseReranker._score_batch` and
 inherits input validation, the on-disk score cache and :meth:`BaseReranker.rank`.
 
-The cache (``cache_dir``) is a SQLite file per backend fingerprint; a score is keyed by the
-SHA-256 of (model fingerprint, max_length, instruction, query, document), so a change of
-model weights, adapter, prompt template or truncation length never returns a stale score.
+The cache (``cache_dir``) is an append-only JSON-lines file per backend fingerprint
+(:class:`ScoreCache`); a score is keyed by the SHA-256 of (model fingerprint, max_length,
+instruction, query, document), so a change of model weights, adapter, prompt template or
+truncation length never returns a stale score. A backend reports each forward batch's scores
+(:meth:`BaseReranker._report`) and :meth:`BaseReranker.score` appends them at once, so a killed
+run resumes where it stopped: its next run scores only the pairs no finished batch scored.
 """
 
 from __future__ import annotations
@@ -15,13 +18,12 @@ import hashlib
 import importlib
 import json
 import logging
-import sqlite3
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 logger = logging.getLogger(__name__)
 
@@ -99,19 +101,37 @@ def validate_pairs(pairs: Sequence[tuple[str, str]], owner: str) -> list[tuple[s
     return out
 
 
+class ScoreCacheError(RuntimeError):
+    """A score cache file this code cannot read (not written by it, or damaged)."""
+
+
 class ScoreCache:
-    """Scores on disk, one SQLite file per model fingerprint under ``cache_dir``."""
+    """Scores on disk: one append-only JSON-lines file per model fingerprint under ``cache_dir``.
+
+    The first line is a header naming the format and the fingerprint; every other line is one
+    ``[key, score]``. Scores are appended (one ``write`` per batch, under an exclusive lock
+    where the platform has ``fcntl``), so flushing after every forward batch costs microseconds
+    and a run killed at any point keeps every batch it finished. A last line without its
+    newline (a writer killed mid-write) is ignored with a warning and cut off by the next
+    writer; any other line that does not parse is a :class:`ScoreCacheError` naming the file
+    and the line, never data. Lines written by other processes meanwhile are read on the next
+    :meth:`get`.
+    """
+
+    FORMAT = "coreb-reranker-scores"
 
     def __init__(self, cache_dir: str | Path, fingerprint: str) -> None:
         self.fingerprint = fingerprint
         path = Path(cache_dir)
         path.mkdir(parents=True, exist_ok=True)
-        self.path = path / f"scores-{fingerprint[:32]}.sqlite"
-        with self._connect() as db:
-            db.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, score REAL)")
-
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=60)
+        self.path = path / f"scores-{fingerprint[:32]}.jsonl"
+        self._header = json.dumps(
+            {"format": self.FORMAT, "version": CACHE_FORMAT, "fingerprint": fingerprint}
+        )
+        self._scores: dict[str, float] = {}
+        self._offset = 0  # bytes of the file read into _scores (whole lines only)
+        self._line = 0
+        self._warned_torn = False
 
     def key(self, max_length: int | None, instruction: str | None, query: str, doc: str) -> str:
         payload = json.dumps(
@@ -120,20 +140,97 @@ class ScoreCache:
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
+    def _error(self, line: int, why: str) -> ScoreCacheError:
+        return ScoreCacheError(
+            f"the reranker score cache {self.path} cannot be read: line {line} {why}; it was "
+            f"not written by this reranker or it is damaged: delete it to score again"
+        )
+
+    def _read(self) -> None:
+        """Read the whole lines appended since the last read (a torn last line is left)."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        end = data.rfind(b"\n") + 1
+        if end < len(data) and not self._warned_torn:
+            self._warned_torn = True
+            logger.warning(
+                "%s: ignoring a torn last line (%d bytes), left by a run killed while writing "
+                "(or being written now); its scores are computed again",
+                self.path, len(data) - end,
+            )  # fmt: skip
+        for raw in data[:end].splitlines():
+            self._line += 1
+            self._parse(raw)
+        self._offset += end
+
+    def _parse(self, raw: bytes) -> None:
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            raise self._error(self._line, "is not JSON") from None
+        if self._line == 1:
+            if record != json.loads(self._header):
+                raise self._error(1, f"is not the header {self._header}")
+            return
+        ok = isinstance(record, list) and len(record) == 2 and isinstance(record[0], str)
+        score = record[1] if ok else None
+        if not ok or isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise self._error(self._line, "is not a [key, score] record")
+        self._scores[record[0]] = float(score)
+
     def get(self, keys: Sequence[str]) -> dict[str, float]:
-        found: dict[str, float] = {}
-        with self._connect() as db:
-            unique = list(dict.fromkeys(keys))
-            for start in range(0, len(unique), 500):  # SQLite caps bound parameters
-                chunk = unique[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = db.execute(f"SELECT key, score FROM scores WHERE key IN ({marks})", chunk)
-                found.update(rows.fetchall())
-        return found
+        self._read()
+        return {k: self._scores[k] for k in dict.fromkeys(keys) if k in self._scores}
 
     def put(self, items: Mapping[str, float]) -> None:
-        with self._connect() as db:
-            db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?)", list(items.items()))
+        """Append ``items`` (one write, under the lock): a kill loses at most this batch."""
+        if not items:
+            return
+        lines = "".join(json.dumps([k, float(s)]) + "\n" for k, s in items.items())
+        with open(self.path, "ab") as f:
+            _lock(f)
+            try:
+                size = f.seek(0, 2)
+                if size and self._torn_tail(size):
+                    f.truncate(self._last_newline(size))  # a dead writer's half line
+                    size = f.seek(0, 2)
+                    self._offset = min(self._offset, size)
+                head = "" if size else self._header + "\n"
+                f.write((head + lines).encode("utf-8"))
+                f.flush()
+            finally:
+                _unlock(f)
+        self._scores.update({k: float(s) for k, s in items.items()})
+
+    def _torn_tail(self, size: int) -> bool:
+        with open(self.path, "rb") as f:
+            f.seek(size - 1)
+            return f.read(1) != b"\n"
+
+    def _last_newline(self, size: int) -> int:
+        with open(self.path, "rb") as f:
+            data = f.read(size)
+        return data.rfind(b"\n") + 1
+
+
+def _lock(f: Any) -> None:
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks (Windows): one writer per cache
+        return
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+
+
+def _unlock(f: Any) -> None:
+    try:
+        import fcntl
+    except ImportError:
+        return
+    fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 def architectures(config: object) -> list[str]:
@@ -196,6 +293,7 @@ class BaseReranker(ABC):
     inference_backend: str = "torch"
     quantize: str | None = None
     _cache: ScoreCache | None = None
+    _on_scores: Callable[[Sequence[int], Sequence[float]], None] | None = None
 
     @classmethod
     def accepts(cls, config: object) -> bool:
@@ -243,10 +341,25 @@ class BaseReranker(ABC):
             self._cache = ScoreCache(self.cache_dir, self.fingerprint())
         return self._cache
 
+    def _report(self, rows: Sequence[int], scores: Sequence[float]) -> None:
+        """Called by a backend's :meth:`_score_batch` after each forward batch with the scores
+        of ``rows`` (indices into the pairs it was given): :meth:`score` appends them to the
+        cache at once and moves the progress bar. A backend that never calls it still works
+        (its scores are cached when :meth:`_score_batch` returns)."""
+        if self._on_scores is not None:
+            self._on_scores(rows, scores)
+
     def score(
-        self, pairs: Sequence[tuple[str, str]], *, instruction: str | None = None
+        self,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        instruction: str | None = None,
+        progress: bool | str = False,
     ) -> list[float]:
         """One relevance score per (query, document) pair, in input order.
+
+        ``progress``: a tqdm bar over the pairs to score (shown on a terminal only; a string is
+        its label). With a cache, every forward batch's scores are on disk when it ends.
 
         Raises ``ValueError`` naming the index of an empty query or document.
         """
@@ -254,21 +367,51 @@ class BaseReranker(ABC):
         if not checked:
             return []
         cache = self._get_cache()
+        keys: list[str] = []
+        found: dict[str, float] = {}
         if cache is None:
-            return [float(s) for s in self._score_batch(checked, instruction)]
-        keys = [cache.key(self.max_length, instruction, q, d) for q, d in checked]
-        found = cache.get(keys)
-        todo = [i for i, k in enumerate(keys) if k not in found]
-        # one model call per distinct missing key (the same pair twice is scored once)
-        first: dict[str, int] = {}
-        for i in todo:
-            first.setdefault(keys[i], i)
-        if first:
-            fresh = self._score_batch([checked[i] for i in first.values()], instruction)
-            new = {k: float(s) for k, s in zip(first, fresh, strict=True)}
-            cache.put(new)
-            found.update(new)
-        logger.debug("%s: %d cached, %d scored", self.name, len(keys) - len(first), len(first))
+            todo = list(range(len(checked)))
+        else:
+            keys = [cache.key(self.max_length, instruction, q, d) for q, d in checked]
+            found = cache.get(keys)
+            # one model call per distinct missing key (the same pair twice is scored once)
+            first: dict[str, int] = {}
+            for i, k in enumerate(keys):
+                if k not in found:
+                    first.setdefault(k, i)
+            todo = list(first.values())
+            level = logging.INFO if progress and found and todo else logging.DEBUG
+            logger.log(level, "%s: %d of %d pairs from the score cache %s, %d to score",
+                       progress if isinstance(progress, str) else self.name,
+                       len(keys) - len(todo), len(keys), cache.path, len(todo))  # fmt: skip
+        if not todo:
+            return [float(found[k]) for k in keys]
+        from tqdm.auto import tqdm
+
+        label = progress if isinstance(progress, str) else self.name
+        # disable=None: shown on a terminal only, so that logs stay readable
+        bar = tqdm(total=len(todo), desc=label, unit="pair", leave=False,
+                   disable=None if progress else True)  # fmt: skip
+        flushed: dict[str, float] = {}
+
+        def on_scores(rows: Sequence[int], scores: Sequence[float]) -> None:
+            if cache is not None:
+                new = {keys[todo[r]]: float(s) for r, s in zip(rows, scores, strict=True)}
+                cache.put(new)
+                flushed.update(new)
+            bar.update(len(rows))
+
+        outer, self._on_scores = self._on_scores, on_scores
+        try:
+            fresh = self._score_batch([checked[i] for i in todo], instruction)
+        finally:
+            self._on_scores = outer
+            bar.close()
+        if cache is None:
+            return [float(s) for s in fresh]
+        new = {keys[i]: float(s) for i, s in zip(todo, fresh, strict=True)}
+        cache.put({k: s for k, s in new.items() if k not in flushed})
+        found.update(new)
         return [float(found[k]) for k in keys]
 
     def rank(

@@ -251,8 +251,10 @@ class CrossEncoderReranker(BaseReranker):
                     )
                 else:
                     out = self.activate(self.logits(self.collate(features, group)))
-                for i, s in zip(group, out.reshape(-1).tolist(), strict=True):
+                batch_scores = out.reshape(-1).tolist()
+                for i, s in zip(group, batch_scores, strict=True):
                     scores[i] = float(s)
+                self._report(group, batch_scores)  # on disk now: a killed run resumes here
         return scores
 
     def collate(self, features: dict[str, list[list[int]]], rows: list[int]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ recurrent layers) runs every prompt whole.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Sequence
@@ -305,9 +306,10 @@ class GenerativeReranker(BaseReranker):
                 self._score_shared(seqs, chunk_groups, chunk_heads, scores)
             for batch in self.batches([len(seqs[i]) for i in whole]):
                 rows = [whole[j] for j in batch]
-                probs = self.yes_probability(self.collate([seqs[i] for i in rows]))
-                for i, p in zip(rows, probs.tolist(), strict=True):
+                probs = self.yes_probability(self.collate([seqs[i] for i in rows])).tolist()
+                for i, p in zip(rows, probs, strict=True):
                     scores[i] = float(p)
+                self._report(rows, probs)  # on disk now: a killed run resumes here
         return scores
 
     def _score_shared(
@@ -318,9 +320,10 @@ class GenerativeReranker(BaseReranker):
         scores: list[float],
     ) -> None:
         """Score the pairs of ``groups``: their heads in one forward, then the rest of every
-        prompt against its group's rows of that cache."""
+        prompt against its group's head in that cache (``SharedHeadLayer``: shared by the
+        rows, not copied per row)."""
         import torch
-        from transformers import DynamicCache
+        from transformers.cache_utils import Cache
 
         head_batch = self.collate([seqs[g[0]][:h] for g, h in zip(groups, heads, strict=True)])
         cache = getattr(self._forward(head_batch, use_cache=True), self._cache_arg)
@@ -330,14 +333,60 @@ class GenerativeReranker(BaseReranker):
         width = head_batch["input_ids"].shape[1]
         for batch in self.batches([width + len(t) for t in tails]):
             owner = torch.tensor([rows[j][1] for j in batch])
-            on_device = owner.to(self.device)
-            rows_cache = DynamicCache()
-            for layer, (keys, values) in enumerate(kv):
-                rows_cache.update(keys[on_device], values[on_device], layer)
+            rows_cache = Cache(layers=[_shared_head_layer()(k, v, owner) for k, v in kv])
             inputs = self.collate([tails[j] for j in batch], head_batch["attention_mask"][owner])
-            probs = self.yes_probability(inputs, rows_cache)
-            for j, p in zip(batch, probs.tolist(), strict=True):
+            probs = self.yes_probability(inputs, rows_cache).tolist()
+            for j, p in zip(batch, probs, strict=True):
                 scores[rows[j][0]] = float(p)
+            self._report([rows[j][0] for j in batch], probs)
+
+
+@functools.cache
+def _shared_head_layer() -> type:
+    """:class:`SharedHeadLayer`, built on first use (transformers is imported lazily)."""
+    from transformers.cache_utils import DynamicLayer
+
+    class SharedHeadLayer(DynamicLayer):
+        """One layer's key/value cache for rows that continue shared prompt heads.
+
+        It holds the heads' keys and values once (groups x heads x width x dim) and which
+        head each row continues (``owner``). :meth:`update` returns the rows' full keys and
+        values (head, then the new tokens) for this layer's attention and keeps nothing: rows
+        of one head get it as a broadcast view (``expand``, no copy) and the only copy is the
+        concatenation attention needs, freed when the layer is done. A ``DynamicLayer`` given
+        the rows' heads (``keys[owner]``) would keep one copy of the head per row, and then
+        the concatenation, in every layer, until the forward ends.
+        """
+
+        def __init__(self, keys: torch.Tensor, values: torch.Tensor, owner: torch.Tensor):
+            super().__init__()
+            self.head = (keys, values)
+            self.width = int(keys.shape[-2])
+            one = bool((owner == owner[0]).all())
+            self.owner = int(owner[0]) if one else owner.to(keys.device)
+
+        def update(
+            self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+        ) -> tuple[torch.Tensor, torch.Tensor]:
+            import torch
+
+            rows = key_states.shape[0]
+            out = []
+            for head, new in zip(self.head, (key_states, value_states), strict=True):
+                if isinstance(self.owner, int):
+                    past = head[self.owner : self.owner + 1].expand(rows, -1, -1, -1)
+                else:
+                    past = head.index_select(0, self.owner)
+                out.append(torch.cat([past, new], dim=-2))
+            return out[0], out[1]
+
+        def get_seq_length(self) -> int:
+            return self.width
+
+        def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
+            return self.width + query_length, 0
+
+    return SharedHeadLayer
 
 
 def common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:

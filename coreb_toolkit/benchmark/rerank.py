@@ -74,9 +74,16 @@ def _subtasks(item_or_subtasks: Any) -> Mapping[str, Any]:
 
 
 def rerank_subtask(
-    reranker: Reranker, subtask: str, data: Any, run: Mapping[str, Mapping[str, float]], top_k: int
+    reranker: Reranker,
+    subtask: str,
+    data: Any,
+    run: Mapping[str, Mapping[str, float]],
+    top_k: int,
+    progress: bool = False,
 ) -> dict[str, dict[str, float]]:
-    """One subtask's reranked run: its pairs scored in one ``reranker.score`` call."""
+    """One subtask's reranked run: its pairs scored in one ``reranker.score`` call (with a
+    :class:`~reranker.base.BaseReranker`, ``progress`` shows a bar over its pairs, and with a
+    score cache every finished batch is on disk: a killed run resumes there)."""
     pairs: list[tuple[str, str]] = []
     where: list[tuple[str, str]] = []
     candidates: dict[str, list[str]] = {}
@@ -108,7 +115,12 @@ def rerank_subtask(
     scores: list[float] = []
     if pairs:
         try:
-            scores = reranker.score(pairs, instruction=instruction_for(subtask))
+            instruction = instruction_for(subtask)
+            if isinstance(reranker, BaseReranker):
+                bar = subtask if progress else False
+                scores = reranker.score(pairs, instruction=instruction, progress=bar)
+            else:  # the Reranker protocol's score has no progress bar
+                scores = reranker.score(pairs, instruction=instruction)
         except ValueError as err:
             # a backend's error names the index of the pair it rejects; behind a score cache
             # it sees only the uncached pairs, so the index is ours only without one
@@ -146,7 +158,8 @@ def rerank_runs(
             ``{subtask: SubtaskData}``: query texts, corpus texts and exclusions.
         runs: ``{subtask: {query_id: {doc_id: score}}}`` from the first stage.
         top_k: first-stage documents reranked per query (after exclusions).
-        progress: a tqdm bar over the subtasks.
+        progress: tqdm bars over the subtasks and over the pairs of each (on a terminal only;
+            a log line per subtask otherwise).
 
     Returns:
         ``{subtask: {query_id: {doc_id: reranker score}}}`` holding, per query, only its
@@ -174,7 +187,7 @@ def rerank_runs(
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name in bar:
         bar.set_postfix_str(name)
-        out[name] = rerank_subtask(reranker, name, subtasks[name], runs[name], top_k)
+        out[name] = rerank_subtask(reranker, name, subtasks[name], runs[name], top_k, progress)
         logger.info("%s: reranked %d pairs", name, sum(len(d) for d in out[name].values()))
     return out
 

@@ -9,11 +9,16 @@ Schema 2020-12), told apart by ``kind``:
   (:mod:`coreb_toolkit.benchmark.qualcode_eval`).
 
 Every file carries ``schema_version`` (:data:`SCHEMA_VERSION`). :func:`write_results` writes
-one; :func:`read_results` reads one back, checked against the schema first: a file of another
-version, or a malformed one, is a ``ValueError`` naming the file and the field path
-(``results.json: rows[3].ndcg_at_10: expected a number, got 'x'``). Rows stay plain dicts
-(``eval_metrics.AggregateRow.to_dict()`` plus the tie share): their metric keys are open.
+one; :func:`read_results` reads one back, checked against the schema first: a file of a version
+it does not read (:data:`READABLE_VERSIONS`), or a malformed one, is a ``ValueError`` naming the
+file and the field path (``results.json: rows[3].ndcg_at_10: expected a number, got 'x'``).
+Rows stay plain dicts (``eval_metrics.AggregateRow.to_dict()`` plus the tie share): their metric
+keys are open.
 Everything that reads results files (reports, plots, comparisons, model cards) reads them here.
+
+Versions: 1, the first; 2 adds the CoREB field ``mteb`` (the subtasks whose ``mteb/excluded`` /
+``mteb/full_text`` runs the folder keeps for ``coreb submit mteb``, see
+:mod:`coreb_toolkit.benchmark.runner`), which a version-1 file never has. Both are read.
 
 A CoREB result evaluated on a query sample (``coreb evaluate --query-sample N``) records
 ``query_sample``; :func:`check_publishable` is the one rule that keeps such a file out of what
@@ -33,7 +38,9 @@ from typing import Any, ClassVar, TypeVar
 
 from coreb_toolkit.untrusted import check_finite, read_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: the versions :func:`read_results` reads (a version-1 file is a version-2 file without ``mteb``)
+READABLE_VERSIONS = (1, 2)
 KINDS = ("coreb", "qualcode")
 SCHEMA_FILE = "results.schema.json"
 #: The fields the schema adds to what the runners wrote before it existed.
@@ -68,6 +75,9 @@ class CorebResults:
     delta: list[dict[str, Any]] | None = None
     # {"per_subtask": N, "seed": S}: every subtask's queries a seeded sample of at most N
     query_sample: dict[str, int] | None = None
+    # {"excluded": [subtask, ...], "full_text": [subtask, ...]}: the runs kept under mteb/ for
+    # MTEB's protocol (schema version 2; None in a version-1 file or with mteb_runs=False)
+    mteb: dict[str, list[str]] | None = None
 
     kind: ClassVar[str] = "coreb"
     # the key order of the files written before the schema, kept
@@ -75,7 +85,7 @@ class CorebResults:
         "model", "dataset", "release", "query_sample", "no_positive_policy", "relevance_level",
         "c2t_canonical_corpus", "corpora", "top_k", "rerank_top_k", "retrieval_seconds",
         "rerank_seconds", "reranker", "rerank_note", "first_stage", "versions", "rows",
-        "first_stage_rows", "delta",
+        "first_stage_rows", "delta", "mteb",
     )  # fmt: skip
 
     @property
@@ -171,15 +181,21 @@ def validate(data: object, where: str = "results") -> dict[str, Any]:
             f"{where}: no schema_version; a results file written before coreb-toolkit versioned "
             f"them: rewrite it with upgrade_results() or rerun the evaluation"
         )
-    if version != SCHEMA_VERSION:
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        readable = " or ".join(map(str, READABLE_VERSIONS))
         raise ValueError(
             f"{where}: schema_version: {version!r} is not a version this coreb-toolkit reads "
-            f"({SCHEMA_VERSION}); read it with the coreb-toolkit that wrote it, or upgrade"
+            f"({readable}); read it with the coreb-toolkit that wrote it, or upgrade"
         )
     check_finite(data, where)
     kind = data.get("kind")
     if kind not in KINDS:
         raise ValueError(f"{where}: kind: expected one of {list(KINDS)}, got {kind!r}")
+    if version == 1 and "mteb" in data:
+        raise ValueError(
+            f"{where}: mteb: a field of schema version 2 in a version-1 file; the file was "
+            "edited by hand: write it again with write_results()"
+        )
     try:
         import jsonschema
     except ImportError as err:  # a core dependency; a broken install names it
@@ -261,6 +277,7 @@ def read_results(path: str | os.PathLike[str]) -> Results:
 
 __all__ = [
     "KINDS",
+    "READABLE_VERSIONS",
     "SCHEMA_FIELDS",
     "SCHEMA_VERSION",
     "CorebResults",

@@ -13,7 +13,15 @@ excluded, an explicit policy for c2t_match negatives) and written out:
     model metadata, library versions, dataset revision, the corpus each subtask ranked and the
     ``c2t_canonical_corpus`` view; the shape of :mod:`coreb_toolkit.benchmark.results`),
     ``summary.md`` (a table shaped like the paper's Table 3, :mod:`~coreb_toolkit.benchmark.report`)
-    and PNG plots.
+    and PNG plots;
+    ``mteb/`` (unless ``mteb_runs=False``): what MTEB's protocol ranks and the CoREB runs do not
+    hold, so that ``coreb submit mteb`` derives all three of MTEB's retrieval tasks from this
+    folder (:mod:`model_cards.mteb_results`): ``mteb/excluded/<subtask>.trec``, the excluded
+    documents (the c2c anchor) the retriever ranked in its top-k, with their scores (the run
+    before exclusion is ``runs/`` plus this file; the rank column counts within this file), and
+    ``mteb/full_text/<subtask>.trec``, each ``c2t_canonical_retro_*`` subtask's queries ranked
+    against the full texts (the corpus MTEB's C2T task ranks) where the run ranked the
+    abbreviated ones. ``results.json`` lists them (``mteb``); runs and rows are unchanged.
 
 With ``query_sample=N`` (:func:`sample_queries`) every subtask keeps a seeded sample of N of its
 queries (its qrels and exclusions with them, its corpus whole) before either stage runs:
@@ -103,6 +111,11 @@ class ReleaseInput:
     subtasks: dict[str, Any]  # subtask -> coreb_dataset.SubtaskData (corpus shared per name)
     corpora: dict[str, dict[str, str]] = field(default_factory=dict)
 
+    def full_text_subtasks(self) -> list[str]:
+        """The subtasks that rank the abbreviated descriptions (``c2t_canonical_retro_*`` in
+        the default view): MTEB's C2T task ranks the full texts for their queries."""
+        return [n for n, d in self.subtasks.items() if d.corpus_name == CORPUS_TEXT_ABBREVIATED]
+
 
 def _check_options(source: str, options: Any) -> None:
     if options is not None and not isinstance(options, QrelsOptions):
@@ -124,13 +137,15 @@ def discover(
     c2t_canonical_corpus: str = "abbreviated",
     *,
     options: Any = None,
+    full_text: bool = False,
 ) -> list[ReleaseInput]:
     """The selected subtasks of the selected releases, corpora loaded once per release.
 
     With ``c2t_canonical_corpus="full"`` the subtasks that rank the abbreviated text corpus
     (``c2t_canonical_retro_*``) rank the full text corpus instead (the same document ids).
     ``options`` (a ``coreb_dataset.QrelsOptions``) derive the qrels of a release folder that
-    ships none; a built folder carries its qrels already.
+    ships none; a built folder carries its qrels already. With ``full_text`` the full text
+    corpus is loaded too wherever a subtask ranks the abbreviated one (for ``mteb/full_text``).
     """
     check_c2t_canonical_corpus(c2t_canonical_corpus)
     _check_options(source, options)
@@ -156,6 +171,8 @@ def discover(
             item.subtasks[name] = _load(
                 source, name, split, item.corpora, c2t_canonical_corpus, options
             )
+        if full_text and item.full_text_subtasks():
+            _full_text_corpus(source, split, item.corpora, options)
         if item.subtasks:
             out.append(item)
     if not out:
@@ -176,10 +193,7 @@ def _load(
     if not is_hub_folder(source):
         data = load_subtask(source, subtask, split, options=options)
         if full_view and data.corpus_name == CORPUS_TEXT_ABBREVIATED:
-            if CORPUS_TEXT not in corpora:
-                rel = cached_release(source, options or QrelsOptions())
-                rows = corpus_rows(rel.releases[split], CORPUS_TEXT)
-                corpora[CORPUS_TEXT] = {r["doc_id"]: r["text"] for r in rows}
+            _full_text_corpus(source, split, corpora, options)
             data.corpus_name = CORPUS_TEXT
         data.corpus = corpora.setdefault(data.corpus_name, data.corpus)
         return data
@@ -187,6 +201,15 @@ def _load(
     corpus_name = rows[0]["corpus"]
     if full_view and corpus_name == CORPUS_TEXT_ABBREVIATED:
         corpus_name = CORPUS_TEXT
+    _hub_corpus(source, corpus_name, split, corpora, subtask)
+    data = subtask_data(subtask, split, rows, corpora[corpus_name])
+    data.corpus_name = corpus_name  # the corpus ranked, which the view may have changed
+    return data
+
+
+def _hub_corpus(
+    source: str, corpus_name: str, split: str, corpora: dict[str, dict[str, str]], subtask: str
+) -> None:
     if corpus_name not in corpora:
         if corpus_name not in hub_folder_configs(source):
             raise ValueError(
@@ -195,42 +218,72 @@ def _load(
             )
         docs = read_hub_config(source, corpus_name, split, columns=["doc_id", "text"])
         corpora[corpus_name] = {d["doc_id"]: d["text"] for d in docs}
-    data = subtask_data(subtask, split, rows, corpora[corpus_name])
-    data.corpus_name = corpus_name  # the corpus ranked, which the view may have changed
-    return data
 
 
-def _runs(retriever: Retriever, item: ReleaseInput, top_k: int, progress: bool) -> dict[str, dict]:
-    """Every subtask's run, corpus by corpus, so that each corpus is indexed / encoded once."""
+def _full_text_corpus(
+    source: str, split: str, corpora: dict[str, dict[str, str]], options: Any = None
+) -> None:
+    """Load the full text corpus of ``split`` into ``corpora`` (once)."""
+    if CORPUS_TEXT in corpora:
+        return
+    if is_hub_folder(source):
+        _hub_corpus(source, CORPUS_TEXT, split, corpora, "c2t_canonical_retro_*")
+        return
+    rel = cached_release(source, options or QrelsOptions())
+    rows = corpus_rows(rel.releases[split], CORPUS_TEXT)
+    corpora[CORPUS_TEXT] = {r["doc_id"]: r["text"] for r in rows}
+
+
+def _runs(
+    retriever: Retriever,
+    item: ReleaseInput,
+    top_k: int,
+    progress: bool,
+    full_text: Sequence[str] = (),
+) -> tuple[dict[str, dict], dict[str, dict], float]:
+    """Every subtask's run, corpus by corpus, so that each corpus is indexed / encoded once;
+    then the ``full_text`` subtasks' queries against the full text corpus, searched with that
+    corpus (its index and embeddings are those of the subtasks that rank it). Returns the runs,
+    the full-text runs and the seconds those took."""
     from tqdm.auto import tqdm
 
     runs: dict[str, dict] = {}
-    by_corpus: dict[str, list[str]] = {}
+    extra: dict[str, dict] = {}
+    extra_seconds = 0.0
+    by_corpus: dict[str, list[tuple[str, bool]]] = {}
     for name, data in item.subtasks.items():
-        by_corpus.setdefault(data.corpus_name, []).append(name)
-    done, total = 0, len(item.subtasks)
-    for corpus_name, names in by_corpus.items():
+        by_corpus.setdefault(data.corpus_name, []).append((name, False))
+    for name in full_text:
+        by_corpus.setdefault(CORPUS_TEXT, []).append((name, True))
+    done, total = 0, len(item.subtasks) + len(full_text)
+    for corpus_name, jobs in by_corpus.items():
         corpus = item.corpora[corpus_name]
         # the code corpus is code, the text corpora prose; the queries are of their main task
         document_type = "code" if corpus_name == CORPUS_CODE else "text"
         stage_line(progress, "%s: %s (%s documents), %d subtask(s) rank it", item.name,
-                   corpus_name, f"{len(corpus):,}", len(names))  # fmt: skip
-        bar = tqdm(names, desc=f"{item.name}/{corpus_name}", unit="subtask",
+                   corpus_name, f"{len(corpus):,}", len(jobs))  # fmt: skip
+        bar = tqdm(jobs, desc=f"{item.name}/{corpus_name}", unit="subtask",
                    disable=None if progress else True, leave=False)  # fmt: skip
-        for name in bar:
+        for name, is_extra in bar:
             bar.set_postfix_str(name, refresh=False)
             family = main_task_key(name)
             query_type = MAIN_TASKS[family].query_type if family in MAIN_TASKS else "auto"
             started = time.perf_counter()
-            runs[name] = retriever.search(
+            ranked = retriever.search(
                 item.subtasks[name].queries, corpus, top_k=top_k,
                 query_type=query_type, document_type=document_type,
             )  # fmt: skip
+            took = time.perf_counter() - started
+            if is_extra:
+                extra[name] = ranked
+                extra_seconds += took
+            else:
+                runs[name] = ranked
             done += 1
-            stage_line(progress, "%s [%d/%d] %s: %d queries ranked in %.1f s", item.name, done,
-                       total, name, len(item.subtasks[name].queries),
-                       time.perf_counter() - started)  # fmt: skip
-    return runs
+            stage_line(progress, "%s [%d/%d] %s%s: %d queries ranked in %.1f s", item.name,
+                       done, total, name, " (full texts, for MTEB)" if is_extra else "",
+                       len(item.subtasks[name].queries), took)  # fmt: skip
+    return runs, extra, extra_seconds
 
 
 def stage_line(progress: bool, message: str, *args: Any) -> None:
@@ -318,6 +371,7 @@ def evaluate_model(
     dataset_source: Mapping[str, Any] | None = None,
     query_sample: int | None = None,
     query_seed: int = 0,
+    mteb_runs: bool = True,
     **retriever_options: Any,
 ) -> list[dict[str, Any]]:
     """Run ``model`` on every selected subtask and release of ``source``; write, return results.
@@ -352,7 +406,13 @@ def evaluate_model(
 
     Each run is written as it was scored: the excluded documents (the c2c anchor) are removed
     before scoring and are not in ``runs/<subtask>.trec``, so the file scored as it is, by
-    trec_eval or any other tool, gives the reported figures.
+    trec_eval or any other tool, gives the reported figures. What MTEB's protocol needs beside
+    them is kept in ``mteb/`` (``mteb_runs``, default on; the first stage only): the excluded
+    documents' scores (``mteb/excluded/``) and, in the abbreviated view, the
+    ``c2t_canonical_retro_*`` queries ranked against the full texts (``mteb/full_text/``: one
+    more search of a corpus already encoded / indexed, or one encoding of the full texts where
+    no selected subtask ranks them); ``results.json`` lists them in ``mteb``. Runs, rows and
+    every other file are the same with ``mteb_runs=False``.
 
     Returns:
         Per release its first-stage results dict (:class:`~coreb_toolkit.benchmark.results.
@@ -366,7 +426,8 @@ def evaluate_model(
     given = str(source)
     if not Path(source).exists() and is_release_source(source):
         source = prepared_dataset(source, None, options=options)
-    items = discover(source, subtasks, releases, c2t_canonical_corpus, options=options)
+    items = discover(source, subtasks, releases, c2t_canonical_corpus, options=options,
+                     full_text=mteb_runs)  # fmt: skip
     sample = None
     if query_sample is not None:
         items = [sample_queries(item, query_sample, query_seed) for item in items]
@@ -386,13 +447,13 @@ def evaluate_model(
     first_name = str(meta.get("name") or model)
     all_results = []
     for item in items:
-        runs, results, first = _first_stage(
+        runs, results, first, extras = _first_stage(
             first_stage, item, top_k, no_positive_policy, progress, c2t_canonical_corpus,
-            {"model": meta, "dataset": recorded,
-             "versions": versions, "query_sample": sample},
+            {"model": meta, "dataset": recorded, "versions": versions,
+             "query_sample": sample, "mteb_runs": mteb_runs},
         )  # fmt: skip
         target = Path(out_dir) / _slug(first_name) / item.name
-        all_results.append(_write(target, results, runs, *first, plots))
+        all_results.append(_write(target, results, runs, *first, plots, extras))
         if second is None:
             continue
         re_runs, re_results = _second_stage(second, item, runs, results, rerank_top_k, progress)
@@ -415,11 +476,21 @@ def _first_stage(
     progress: bool,
     c2t_canonical_corpus: str,
     shared: Mapping[str, Any],
-) -> tuple[dict[str, dict], CorebResults, tuple[dict[str, RetrievalEvaluation], dict]]:
-    """One release's first stage: its runs as scored, its results, its evaluations and ties."""
+) -> tuple[
+    dict[str, dict], CorebResults, tuple[dict[str, RetrievalEvaluation], dict], dict[str, dict]
+]:
+    """One release's first stage: its runs as scored, its results, its evaluations and ties,
+    and what ``mteb/`` keeps (``{"excluded" | "full_text": {subtask: run}}``, empty without
+    ``mteb_runs``)."""
+    keep = bool(shared.get("mteb_runs"))
     t0 = time.perf_counter()
-    runs = _as_scored(item, _runs(retriever, item, top_k, progress))
-    elapsed = time.perf_counter() - t0
+    full_text = item.full_text_subtasks() if keep else []
+    ranked, full_runs, extra_seconds = _runs(retriever, item, top_k, progress, full_text)
+    elapsed = time.perf_counter() - t0 - extra_seconds
+    runs = _as_scored(item, ranked)
+    extras: dict[str, dict] = {}
+    if keep:
+        extras = {"excluded": _excluded(item, ranked), "full_text": full_runs}
     stage_line(progress, "%s: scoring %d subtask(s)", item.name, len(runs))
     evaluations = _evaluate(item, runs, no_positive_policy)
     ties = _ties(item, runs)
@@ -437,8 +508,26 @@ def _first_stage(
         retrieval_seconds=round(elapsed, 3),
         versions=shared["versions"],
         rows=with_ties([row.to_dict() for row in aggregate(evaluations)], ties),
+        mteb={key: list(value) for key, value in extras.items()} if keep else None,
     )
-    return runs, results, (evaluations, ties)
+    return runs, results, (evaluations, ties), extras
+
+
+def _excluded(item: ReleaseInput, ranked: Mapping[str, dict]) -> dict[str, dict]:
+    """Per subtask with exclusions, ``{query: {doc: score}}`` of the excluded documents its
+    run ranked before they were removed (the c2c anchor): ``runs/`` plus these is the ranking
+    MTEB scores, which has no per-query exclusion."""
+    out: dict[str, dict] = {}
+    for name, run in ranked.items():
+        exclude = item.subtasks[name].exclude
+        if not exclude:
+            continue
+        out[name] = {}
+        for qid, docs in exclude.items():
+            found = {d: run[qid][d] for d in docs if d in run.get(qid, {})}
+            if found:
+                out[name][qid] = found
+    return out
 
 
 def _as_scored(item: ReleaseInput, runs: Mapping[str, dict]) -> dict[str, dict]:
@@ -563,12 +652,18 @@ def _write(
     evaluations: Mapping[str, RetrievalEvaluation],
     ties: Mapping[str, PositiveTies],
     plots: bool,
+    extras: Mapping[str, Mapping[str, dict]] | None = None,
 ) -> dict[str, Any]:
-    """Write a release's runs, per-query values, results, summary (and plots); its dict."""
+    """Write a release's runs, per-query values, results, summary (and plots), and ``mteb/``
+    where ``extras`` (:func:`_first_stage`) hold its runs; its dict."""
     (target / "runs").mkdir(parents=True, exist_ok=True)
-    tag = results.model.get("name", "run")
+    tag = re.sub(r"\s+", "_", str(results.model.get("name", "run")))
     for name, run in runs.items():
-        write_run(run, target / "runs" / f"{name}.trec", tag=re.sub(r"\s+", "_", str(tag)))
+        write_run(run, target / "runs" / f"{name}.trec", tag=tag)
+    for kind, kept in (extras or {}).items():
+        (target / "mteb" / kind).mkdir(parents=True, exist_ok=True)
+        for name, run in kept.items():
+            write_run(run, target / "mteb" / kind / f"{name}.trec", tag=tag)
     with open(target / "per_query.jsonl", "w", encoding="utf-8") as fh:
         for name, ev in evaluations.items():
             for qid, values in ev.per_query.items():

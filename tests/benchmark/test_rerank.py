@@ -320,7 +320,7 @@ def test_cli_reranks_with_minilm(hub, tmp_path, capsys):
     assert (target / "plots" / "rerank_delta.png").is_file()
     assert (out / "BM25" / R.V3 / "results.json").is_file()
     assert not (out / "BM25+minilm" / R.V2).exists()
-    assert list((cache / "rerank").glob("scores-*.sqlite"))
+    assert list((cache / "rerank").glob("scores-*.jsonl"))
 
 
 def test_cli_several_models_share_one_reranker(hub, tmp_path, capsys, monkeypatch):

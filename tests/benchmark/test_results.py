@@ -84,6 +84,11 @@ def test_results_keep_every_old_key_and_value(hub, tmp_path):
     old, runs = _old_way(str(hub), R.V3)
     assert written["schema_version"] == res.SCHEMA_VERSION and written["kind"] == "coreb"
     new = {k: v for k, v in written.items() if k not in res.SCHEMA_FIELDS}
+    # version 2's one new key: the runs kept for MTEB's protocol (mteb/), beside the old ones
+    assert new.pop("mteb") == {
+        "excluded": [s for s in old["corpora"] if s.startswith("c2c_")],
+        "full_text": [s for s, c in old["corpora"].items() if c == "corpus_text_abbreviated"],
+    }
     # the two values that change by design: the timing, and the revision of a local folder
     # (its content fingerprint instead of None)
     assert new["dataset"]["revision"].startswith("sha256:")
@@ -124,8 +129,18 @@ def test_read_results_round_trips_and_names_the_bad_field(hub, tmp_path):
 
     assert (broken(lambda d: d["rows"][3].__setitem__("ndcg_at_10", "x"))
             == "results.json: rows[3].ndcg_at_10: expected a number, got 'x'")  # fmt: skip
-    assert broken(lambda d: d.__setitem__("schema_version", 2)).startswith(
-        "results.json: schema_version: 2 is not a version this coreb-toolkit reads (1)"
+    assert broken(lambda d: d.__setitem__("schema_version", 3)).startswith(
+        "results.json: schema_version: 3 is not a version this coreb-toolkit reads (1 or 2)"
+    )
+    # version 1 is read (the same without `mteb`), but a version-1 file holding `mteb` is not
+    assert res.read_results(path).mteb is not None
+    assert broken(lambda d: d.__setitem__("schema_version", 1)).startswith(
+        "results.json: mteb: a field of schema version 2 in a version-1 file"
+    )
+    v1 = {k: v for k, v in json.loads(path.read_text()).items() if k != "mteb"}
+    assert res.from_dict({**v1, "schema_version": 1}).mteb is None  # a version-1 file is read
+    assert "results.json: mteb.excluded: expected a list" in broken(
+        lambda d: d["mteb"].__setitem__("excluded", "c2c_cross_lang")
     )
     assert "results.json: no schema_version" in broken(lambda d: d.pop("schema_version"))
     assert "results.json: kind: expected one of" in broken(lambda d: d.__setitem__("kind", "x"))

