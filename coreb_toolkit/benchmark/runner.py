@@ -256,8 +256,11 @@ def _runs(
     for name in full_text:
         by_corpus.setdefault(CORPUS_TEXT, []).append((name, True))
     done, total = 0, len(item.subtasks) + len(full_text)
-    # every corpus first: a query that is a document of any of them reuses its vector
-    retriever.prepare([item.corpora[name] for name in by_corpus])
+    # the corpora the subtasks rank, before any query: a query that is one of their documents
+    # reuses its vector. Not a corpus only the MTEB full-text runs rank (those run last), so
+    # that the CoREB runs are those of a run without mteb/
+    ranked = dict.fromkeys(data.corpus_name for data in item.subtasks.values())
+    retriever.prepare([item.corpora[name] for name in ranked])
     for corpus_name, jobs in by_corpus.items():
         corpus = item.corpora[corpus_name]
         # the code corpus is code, the text corpora prose; the queries are of their main task

@@ -268,6 +268,45 @@ def test_c2t_canonical_corpus_defaults_to_the_papers_abbreviated_view(hub, tmp_p
         evaluate_model(str(hub), "bm25", tmp_path, c2t_canonical_corpus="shortest")
 
 
+class EventRetriever(TrigramRetriever):
+    """The trigram stand-in, recording every corpus encoded and every query set, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, object]] = []
+
+    def encode_corpus(self, corpus):
+        self.events.append(("corpus", dict(corpus)))
+        return super().encode_corpus(corpus)
+
+    def encode_queries(self, queries):
+        self.events.append(("queries", sorted(queries)))
+        return super().encode_queries(queries)
+
+
+def test_the_ranked_corpora_are_encoded_before_any_query_and_mteb_texts_after(hub, tmp_path):
+    import pyarrow.parquet as pq
+
+    def corpus(config):
+        rows = pq.read_table(hub / config / f"{R.V3}.parquet").to_pylist()
+        return {r["doc_id"]: r["text"] for r in rows}
+
+    code, abbreviated, full = (corpus(c) for c in ("corpus_code", "corpus_text_abbreviated",
+                                                   "corpus_text"))  # fmt: skip
+    spy = EventRetriever()
+    evaluate_model(str(hub), "trigram", tmp_path, subtasks=["t2c_full_retro_any", CANONICAL],
+                   releases=[R.V3], retriever=spy, plots=False)  # fmt: skip
+    # prepare: the two corpora the subtasks rank, before anything else (each search then
+    # encodes its corpus again: this stand-in keeps no embeddings, a DenseRetriever does)
+    assert spy.events[:2] == [("corpus", code), ("corpus", abbreviated)]
+    # the full texts (ranked only for mteb/full_text) come after every CoREB query set, so
+    # that they cannot change how the CoREB runs' queries are encoded
+    full_at = next(i for i, (kind, c) in enumerate(spy.events) if kind == "corpus" and c == full)
+    coreb_queries = [i for i, (kind, ids) in enumerate(spy.events)
+                     if kind == "queries" and ids != [CANONICAL_QUERY]]  # fmt: skip
+    assert coreb_queries and max(coreb_queries) < full_at
+
+
 def test_cli_c2t_canonical_corpus_option(hub, tmp_path, capsys):
     assert main(["evaluate", "--dataset", str(hub), "--releases", R.V3, "--subtasks", CANONICAL,
                  "--c2t-canonical-corpus", "full", "--out", str(tmp_path)]) == 0  # fmt: skip
