@@ -147,12 +147,11 @@ def main(argv: list[str] | None = None) -> int:
                        releases=args.releases, plots=False)  # fmt: skip
         if args.timing == "evaluate":
             seconds[(b, q)].append(time.perf_counter() - start)
-        ndcg[(b, q)], retrieval_s[(b, q)] = 0.0, 0.0
-        for results_json in sorted(out.glob("*/*/results.json")):  # one per release
-            results = read_results(results_json)
-            ndcg[(b, q)] += next(r["ndcg_at_10"] for r in results.rows if r["level"] == "overall")
-            retrieval_s[(b, q)] += results.retrieval_seconds
-        ndcg[(b, q)] /= max(1, len(list(out.glob("*/*/results.json"))))
+        per_release = [read_results(f) for f in sorted(out.glob("*/*/results.json"))]
+        overall = [next(r["ndcg_at_10"] for r in res.rows if r["level"] == "overall")
+                   for res in per_release]  # fmt: skip
+        ndcg[(b, q)] = sum(overall) / len(overall)  # the mean over the releases evaluated
+        retrieval_s[(b, q)] = sum(res.retrieval_seconds for res in per_release)
 
     reranker = None if args.skip_reranker else bench_reranker(args, scratch)
     base = statistics.median(seconds[("torch", None)])

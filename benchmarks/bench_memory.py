@@ -47,8 +47,9 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+for _path in (REPO_ROOT, Path(__file__).resolve().parent):  # the toolkit; bench_peers
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 DEFAULT_DATASET = REPO_ROOT.parent / "shared" / "data" / "coreb"
@@ -148,24 +149,14 @@ def child(spec: dict) -> int:
 
 
 def run_child(spec: dict, folder: Path) -> dict:
+    """``spec`` run by this script's ``--child`` in a cold process: wall seconds, peak RSS."""
+    from bench_peers import run_cold
+
     folder.mkdir(parents=True, exist_ok=True)
     spec_path = folder / "spec.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "MPLBACKEND": "Agg", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
-    log = folder / "log.txt"
-    with log.open("w", encoding="utf-8") as fh:
-        start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, __file__, "--child", str(spec_path)],
-                                stdout=fh, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
-                                env=env)  # fmt: skip
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code:
-        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
-        raise SystemExit(f"child exited {code} ({folder}); log tail:\n{tail}")
-    return {"wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024}
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(spec_path)]
+    return run_cold(cmd, folder, str(folder))
 
 
 def plot(report: dict, path: Path) -> bool:

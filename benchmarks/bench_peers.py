@@ -296,6 +296,28 @@ def run_child(kind: str, spec_path: Path) -> int:
 # ------------------------------------------------------------------------------------------
 
 
+def run_cold(cmd: list[str], folder: Path, label: str) -> dict:
+    """Run ``cmd`` as a cold child process, offline, its output in ``folder/log.txt``:
+    ``{"wall_s", "peak_rss_mb"}`` (the parent's clock; ``ru_maxrss`` from ``os.wait4``). A
+    failure is a ``SystemExit`` with the log's tail. (``bench_memory.py`` runs its children
+    here too.)"""
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_CACHE": str(folder / "hf-datasets"),
+           "MPLBACKEND": "Agg", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+    log = folder / "log.txt"
+    with log.open("w", encoding="utf-8") as fh:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code:
+        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
+        raise SystemExit(f"[{label}] exited {code}; log tail:\n{tail}")
+    return {"wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024}
+
+
 def measure(kind: str, spec: dict, work: Path) -> dict:
     """Run one contender as a child process: wall seconds, peak RSS and what it measured."""
     folder = work / kind
@@ -303,25 +325,14 @@ def measure(kind: str, spec: dict, work: Path) -> dict:
     spec = {**spec, "measure": str(folder / "measure.json")}
     spec_path = folder / "spec.json"
     spec_path.write_text(json.dumps(spec, indent=2), encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_CACHE": str(folder / "hf-datasets"),
-           "MPLBACKEND": "Agg", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
-    log = folder / "log.txt"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(spec_path)]
-    print(f"[{kind}] running (log: {log}) ...", flush=True)
-    with log.open("w", encoding="utf-8") as fh:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
-        raise SystemExit(f"[{kind}] exited {proc.returncode}; log tail:\n{tail}")
+    print(f"[{kind}] running (log: {folder / 'log.txt'}) ...", flush=True)
+    cold = run_cold(cmd, folder, kind)
     body = json.loads(Path(spec["measure"]).read_text(encoding="utf-8"))
-    body.update(wall_s=wall, peak_rss_mb=usage.ru_maxrss / 1024)
-    print(f"[{kind}] {wall:.1f} s wall, {body['forward_s']:.1f} s forward, {body['texts']:,} "
-          f"texts, {body['peak_rss_mb']:.0f} MB peak RSS", flush=True)  # fmt: skip
+    body.update(cold)
+    print(f"[{kind}] {body['wall_s']:.1f} s wall, {body['forward_s']:.1f} s forward, "
+          f"{body['texts']:,} texts, {body['peak_rss_mb']:.0f} MB peak RSS",
+          flush=True)  # fmt: skip
     return body
 
 

@@ -232,10 +232,10 @@ def pooled_run(
         if data.exclude and subtask not in kept["excluded"]:
             raise _NotDerivable(_WHY_C2C.format(subtask=subtask))
         where = "mteb/full_text" if subtask in kept["full_text"] else "runs"
-        sub_run = read_run(_kept_file(results_dir, where, subtask))
+        path = _kept_file(results_dir, where, subtask)
+        sub_run = read_run(path)
         if data.exclude:
             _put_back(results_dir, subtask, sub_run, data.exclude)
-        path = results_dir / where / f"{subtask}.trec"
         check_run_membership(
             str(path), sub_run, data.qrels, data.corpus, data.corpus_name, results.top_k
         )

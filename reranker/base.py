@@ -14,12 +14,13 @@ run resumes where it stopped: its next run scores only the pairs no finished bat
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import json
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -191,19 +192,15 @@ class ScoreCache:
         if not items:
             return
         lines = "".join(json.dumps([k, float(s)]) + "\n" for k, s in items.items())
-        with open(self.path, "ab") as f:
-            _lock(f)
-            try:
+        with open(self.path, "ab") as f, _locked(f):
+            size = f.seek(0, 2)
+            if size and self._torn_tail(size):
+                f.truncate(self._last_newline(size))  # a dead writer's half line
                 size = f.seek(0, 2)
-                if size and self._torn_tail(size):
-                    f.truncate(self._last_newline(size))  # a dead writer's half line
-                    size = f.seek(0, 2)
-                    self._offset = min(self._offset, size)
-                head = "" if size else self._header + "\n"
-                f.write((head + lines).encode("utf-8"))
-                f.flush()
-            finally:
-                _unlock(f)
+                self._offset = min(self._offset, size)
+            head = "" if size else self._header + "\n"
+            f.write((head + lines).encode("utf-8"))
+            f.flush()
         self._scores.update({k: float(s) for k, s in items.items()})
 
     def _torn_tail(self, size: int) -> bool:
@@ -217,20 +214,19 @@ class ScoreCache:
         return data.rfind(b"\n") + 1
 
 
-def _lock(f: Any) -> None:
+@contextlib.contextmanager
+def _locked(f: Any) -> Iterator[None]:
+    """An exclusive advisory lock on the open file ``f`` while the block runs."""
     try:
         import fcntl
     except ImportError:  # no advisory locks (Windows): one writer per cache
+        yield
         return
     fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-
-
-def _unlock(f: Any) -> None:
     try:
-        import fcntl
-    except ImportError:
-        return
-    fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        yield
+    finally:
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 def architectures(config: object) -> list[str]:
