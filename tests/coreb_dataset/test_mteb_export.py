@@ -8,6 +8,7 @@ read with pyarrow, and embeddings computed here with the same model.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -52,8 +53,12 @@ def test_one_folder_per_main_task_with_mteb_configs(export):
         T2C: "CorebT2CRetrieval",
         C2T: "CorebC2TRetrieval",
         C2C: "CorebC2CRetrieval",
+        **{f"coreb-{f}-reranking": f"Coreb{f.upper()}Reranking" for f in ("t2c", "c2t", "c2c")},
     }
-    assert sorted(p.name for p in export.out_dir.iterdir()) == ["README.md", C2C, C2T, T2C]
+    assert sorted(p.name for p in export.out_dir.iterdir()) == [
+        "README.md", *sorted(f"coreb-{f}-{k}" for f in ("c2c", "c2t", "t2c")
+                             for k in ("reranking", "retrieval")),
+    ]  # fmt: skip
     import datasets
 
     names = set(datasets.get_dataset_config_names(str(export.out_dir / T2C)))
@@ -161,7 +166,8 @@ def _mteb_scores(st_model, folder: Path, predictions: Path) -> dict:
     import mteb
 
     task = load_mteb_task(folder)
-    assert task.metadata.dataset == {"path": str(folder), "revision": R.V3}
+    assert task.metadata.dataset["path"] == str(folder)
+    assert re.fullmatch(rf"{R.V3}-[0-9a-f]{{12}}", task.metadata.dataset["revision"])
     model = mteb.models.SentenceTransformerEncoderWrapper(st_model)
     result = mteb.evaluate(
         model, task, cache=None, show_progress_bar=False, prediction_folder=predictions
@@ -265,3 +271,62 @@ def test_per_subtask_configs_evaluate_as_mteb_subsets(export, st_model):
     assert got == pytest.approx(want, abs=1e-4)
     with pytest.raises(ValueError, match=r"no subtask config c2t_match_9.*c2t_canonical_retro_any"):
         load_mteb_task(folder, subtasks=["c2t_match_9"])
+
+
+# ------------------------------------------------------------------------------------------
+# The reranking tasks
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", ["t2c", "c2t", "c2c"])
+def test_reranking_folders_hold_mtebs_four_configs(export, release, family):
+    from coreb_toolkit.builders.coreb.reranking import release_lists
+
+    folder = export.out_dir / f"coreb-{family}-reranking"
+    lists = [item for item in release_lists(release.releases[R.V3], family) if item.scored]
+    assert lists, "the fixture release has a test list in every family"
+    top = {r["query-id"]: r["corpus-ids"] for r in _table(folder, "top_ranked")}
+    assert top == {item.query_id: item.candidates for item in lists}
+    qrels = {(r["query-id"], r["corpus-id"]): r["score"] for r in _table(folder, "default")}
+    assert qrels == {
+        (item.query_id, d): int(d in item.positives) for item in lists for d in item.candidates
+    }
+    positives = {(q, d) for (q, d), score in qrels.items() if score == 1}
+    family_qrels = {"t2c": "text2code_qrels", "c2t": "code2text_qrels", "c2c": "code2code_qrels"}
+    # the positives are the release's own, for the queries that also have a hard negative
+    hard = {q for q, _, r in R.V3_QRELS[family_qrels[family]] if r == 1}
+    assert positives == {(q, d) for q, d in _positives(family_qrels[family]) if q in hard}
+    queries = _table(folder, "queries")
+    assert sorted(r["id"] for r in queries) == sorted(q for q, _ in positives)
+    assert {r["id"] for r in _table(folder, "corpus")} == {d for docs in top.values() for d in docs}
+
+
+def test_mteb_reads_the_reranking_lists(export):
+    pytest.importorskip("mteb", reason="needs pip install coreb-toolkit[mteb]")
+    task = load_mteb_task(export.out_dir / "coreb-t2c-reranking")
+    assert task.metadata.name == "CorebT2CReranking"
+    assert task.metadata.main_score == "map_at_10"
+    task.load_data()
+    split = task.dataset["default"][MTEB_SPLIT]
+    top = {r["query-id"]: r["corpus-ids"] for r in _table(export.out_dir / "coreb-t2c-reranking",
+                                                           "top_ranked")}  # fmt: skip
+    assert split["top_ranked"] == top
+
+
+def test_two_exports_of_the_same_folder_name_read_their_own_rows(release, tmp_path):
+    # datasets keys a local folder's cache on its name, config and file names: without a cache
+    # of its own per content, the second export would be read as the first
+    pytest.importorskip("mteb", reason="needs pip install coreb-toolkit[mteb]")
+    from coreb_toolkit.builders.coreb.mteb import mteb_statistics
+
+    seen = {}
+    for name in (R.V3, R.V2):
+        out = tmp_path / name / "mteb"
+        coreb_dataset.export_mteb(release, out, release_name=name, progress=False)
+        task = load_mteb_task(out / "coreb-t2c-retrieval")
+        seen[name] = mteb_statistics(task)[MTEB_SPLIT]["num_samples"]
+        rows = len(_table(out / "coreb-t2c-retrieval", "corpus")) + len(
+            _table(out / "coreb-t2c-retrieval", "queries")
+        )
+        assert seen[name] == rows
+    assert seen[R.V3] != seen[R.V2]

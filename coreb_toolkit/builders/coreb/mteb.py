@@ -17,6 +17,15 @@ MTEB's evaluator credits every qrel with a score above 0 (pytrec_eval's default 
 1), so the stock datasets carry the positives only, and so does this export (score 1); a hard
 negative is then non-relevant, which is what CoREB's zeroed gain makes it for nDCG, and every
 query has at least one positive (queries without one are left out, and counted in the report).
+
+MTEB's other three CoREB tasks, ``CorebT2CReranking``, ``CorebC2TReranking`` and
+``CorebC2CReranking`` (datasets ``mteb/coreb-{t2c,c2t,c2c}-reranking``, main score MAP@10), rank a
+fixed list of 17 candidates per query: configs ``corpus`` (the documents the lists hold),
+``queries`` (one row per (query, positive), as mteb's statistics count them), ``default`` (the
+qrels: every listed document, score 1 for a positive and 0 otherwise, which is how mteb's
+statistics count every listed document as judged) and ``top_ranked`` (``query-id``,
+``corpus-ids``). The lists are :mod:`coreb_toolkit.builders.coreb.reranking`'s, whose rules and
+the one difference from mteb's statistics are documented there.
 """
 
 from __future__ import annotations
@@ -33,6 +42,12 @@ import datasets
 
 from coreb_toolkit.builders.coreb.build import release_inputs
 from coreb_toolkit.builders.coreb.records import Release, ReleaseData
+from coreb_toolkit.builders.coreb.reranking import (
+    LIST_SIZE,
+    RERANKING_CORPUS,
+    RerankingList,
+    release_lists,
+)
 from coreb_toolkit.builders.coreb.rows import corpus_rows, subtask_rows
 from coreb_toolkit.builders.hub_folder import (
     check_destination,
@@ -59,6 +74,13 @@ MTEB_RETRIEVAL: dict[str, tuple[str, str]] = {
 }
 """Which folder of the export, and which MTEB task, each main task becomes."""
 
+MTEB_RERANKING: dict[str, tuple[str, str]] = {
+    "t2c": ("coreb-t2c-reranking", "CorebT2CReranking"),
+    "c2t": ("coreb-c2t-reranking", "CorebC2TReranking"),
+    "c2c": ("coreb-c2c-reranking", "CorebC2CReranking"),
+}
+"""The folder and MTEB task of each main task's 17-candidate reranking lists."""
+
 POOLED_CORPUS: dict[str, str] = {"t2c": CORPUS_CODE, "c2t": CORPUS_TEXT, "c2c": CORPUS_CODE}
 """The corpus each pooled task ranks. C2T ranks the full descriptions for every subtask, as
 ``mteb/coreb-c2t-retrieval`` (875 texts, shortest 550 characters) and the official runner do."""
@@ -70,6 +92,7 @@ QUERIES_FEATURES = datasets.Features({"id": _S, "text": _S})
 QRELS_FEATURES = datasets.Features(
     {"query-id": _S, "corpus-id": _S, "score": datasets.Value("int64")}
 )
+TOP_RANKED_FEATURES = datasets.Features({"query-id": _S, "corpus-ids": datasets.Sequence(_S)})
 _MTEB_EXTRA = "pip install coreb-toolkit[mteb]"
 
 
@@ -146,7 +169,7 @@ def check_mteb_destination(
         return check_destination(out, overwrite=overwrite, inputs=inputs, label=label)
     if not overwrite:
         raise FileExistsError(f"{out} exists; pass overwrite=True (--force) to replace it")
-    ours = {folder for folder, _ in MTEB_RETRIEVAL.values()}
+    ours = {folder for folder, _ in (*MTEB_RETRIEVAL.values(), *MTEB_RERANKING.values())}
     foreign = []
     for entry in sorted(out.iterdir()):
         if entry.name == "README.md" and entry.is_file() and not entry.is_symlink():
@@ -251,6 +274,11 @@ def export_mteb(
             )
         if kept:
             plans.append((family, folder, task, subtasks, kept))
+    reranking = []
+    for family in by_family:
+        lists = [item for item in release_lists(data, family) if item.scored]
+        if lists:
+            reranking.append((family, *MTEB_RERANKING[family], lists))
     if not plans:
         raise ValueError(
             f"release {data.name} of {release.path} has no query with a positive (relevance-2) "
@@ -264,9 +292,12 @@ def export_mteb(
                 tmp / folder, data, family, task, subtasks, kept, left_out.get(folder, []),
                 progress=progress, inputs=inputs,
             )  # fmt: skip
-        (tmp / "README.md").write_text(
-            _index_card(data.name, {f: t for _, f, t, _, _ in plans}, folders), encoding="utf-8"
-        )
+        for family, folder, task, lists in reranking:
+            folders[folder] = _write_reranking_task(
+                tmp / folder, data, family, task, lists, progress=progress, inputs=inputs
+            )
+        tasks = {f: t for _, f, t, _, _ in plans} | {f: t for _, f, t, _ in reranking}
+        (tmp / "README.md").write_text(_index_card(data.name, tasks, folders), encoding="utf-8")
         replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -275,7 +306,7 @@ def export_mteb(
         out_dir=out,
         release=data.name,
         folders=folders,
-        tasks={f: t for _, f, t, _, _ in plans},
+        tasks=tasks,
         left_out=left_out,
     )
 
@@ -325,6 +356,92 @@ def _write_task(
         out, files, card, overwrite=False, progress=progress, desc=f"mteb {task}", inputs=inputs
     )
     return {name: parts.get(MTEB_SPLIT, 0) for name, parts in written.items()}
+
+
+def _write_reranking_task(
+    out: Path,
+    data: ReleaseData,
+    family: str,
+    task: str,
+    lists: list[RerankingList],
+    *,
+    progress: bool,
+    inputs: tuple[str, ...],
+) -> dict[str, int]:
+    """Write one main task's reranking folder (MTEB's ``coreb-*-reranking`` layout); returns
+    ``{config: rows}``."""
+    listed = {d for item in lists for d in item.candidates}
+
+    def documents() -> Iterator[dict[str, Any]]:
+        return (d for d in _documents(data, RERANKING_CORPUS[family]) if d["id"] in listed)
+
+    def queries() -> Iterator[dict[str, Any]]:
+        # one row per (query, positive): the rows mteb's statistics count (ids repeat)
+        return ({"id": item.query_id, "text": item.query} for item in lists for _ in item.positives)
+
+    def qrels() -> Iterator[dict[str, Any]]:
+        for item in lists:
+            positives = set(item.positives)
+            for doc in item.candidates:
+                yield {"query-id": item.query_id, "corpus-id": doc, "score": int(doc in positives)}
+
+    def top_ranked() -> Iterator[dict[str, Any]]:
+        return ({"query-id": item.query_id, "corpus-ids": item.candidates} for item in lists)
+
+    files: dict[str, dict[str, tuple[Callable[[], Iterable[dict[str, Any]]], Any]]] = {
+        "corpus": {MTEB_SPLIT: (documents, CORPUS_FEATURES)},
+        "queries": {MTEB_SPLIT: (queries, QUERIES_FEATURES)},
+        "default": {MTEB_SPLIT: (qrels, QRELS_FEATURES)},
+        "top_ranked": {MTEB_SPLIT: (top_ranked, TOP_RANKED_FEATURES)},
+    }
+
+    def card(rows: dict[str, dict[str, int]]) -> str:
+        counts = {name: parts.get(MTEB_SPLIT, 0) for name, parts in rows.items()}
+        return _reranking_card(data.name, family, task, lists, counts)
+
+    written = write_hub_folder(
+        out, files, card, overwrite=False, progress=progress, desc=f"mteb {task}", inputs=inputs
+    )
+    return {name: parts.get(MTEB_SPLIT, 0) for name, parts in written.items()}
+
+
+def _reranking_card(
+    release: str, family: str, task: str, lists: list[RerankingList], counts: Mapping[str, int]
+) -> str:
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    names = ("corpus", "queries", "default", "top_ranked")
+    data = DatasetCardData(
+        license="apache-2.0",
+        task_categories=["text-ranking"],
+        tags=["mteb", "code", "code-search", "coreb", "reranking"],
+        configs=[_config(n, f"{n}/{MTEB_SPLIT}.parquet") for n in names],
+        pretty_name=f"CoREB {family.upper()} reranking ({release}) in MTEB's layout",
+        coreb_release=release,  # read back by load_mteb_task as the dataset revision
+        mteb_task=task,
+    )
+    sizes = sorted({len(item.candidates) for item in lists})
+    body = f"""# CoREB {family.upper()} reranking, release `{release}`, in MTEB's layout
+
+Written by `coreb build --mteb` from CoREB release `{release}`: the layout of
+`mteb/{MTEB_RERANKING[family][0]}`, which MTEB's task `{task}` (main score MAP@10) reads --
+configs `corpus` ({counts.get("corpus", 0)} documents: those the lists hold), `queries`
+({counts.get("queries", 0)} rows, one per (query, positive), over {len(lists)} query ids),
+`default` (qrels: every listed document, score 1 for a positive, 0 otherwise;
+{counts.get("default", 0)} rows) and `top_ranked` ({len(lists)} lists of
+{", ".join(map(str, sizes))} candidates), subset `default`, split `{MTEB_SPLIT}`.
+
+## How the lists were built
+
+Every query with a positive (relevance 2) and a hard negative (relevance 1) has a list: its
+positives, its hard negatives, and easy negatives -- documents of other problems, taken least
+used first across the lists, ties in a seeded order -- up to {LIST_SIZE}. mteb's statistics fix
+the queries, the positives, the list sizes and the documents the lists hold; they do not say
+which easy negatives fill each list. These are this toolkit's (`coreb_toolkit.builders.coreb.
+reranking`), so MAP@10 computed here is comparable with MTEB's `{task}` only as far as the
+easy negatives are alike.
+"""
+    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}"))
 
 
 def _config(name: str, path: str) -> dict[str, Any]:
@@ -444,7 +561,8 @@ def _index_card(release: str, tasks: Mapping[str, str], folders: Mapping[str, Ma
     return f"""# CoREB release `{release}` in MTEB's layout
 
 Written by `coreb build --mteb`. One folder per MTEB task, each a dataset of its own in the
-layout of `mteb/coreb-*-retrieval` (its card says where MTEB's protocol differs from CoREB's):
+layout of `mteb/coreb-*-retrieval` or `mteb/coreb-*-reranking` (its card says where MTEB's
+protocol differs from CoREB's, or how the reranking lists were built):
 
 | folder | MTEB task | queries |
 |---|---|---|
@@ -470,7 +588,11 @@ def load_mteb_task(
         folder: one main-task folder of an export (``.../coreb-t2c-retrieval``).
         task: the MTEB task name; default the one the folder's name says.
         revision: recorded as the dataset revision (a local folder has no Git revision);
-            default the release named in the folder's card, else ``"local"``.
+            default the release named in the folder's card (else ``"local"``) and a digest of
+            the folder's data files, ``release_v2603-<12 hex>``. ``datasets`` caches a local
+            folder under its last two path parts, its file names and this revision: two exports
+            in folders of the same names (``a/mteb/coreb-t2c-reranking`` and
+            ``b/mteb/coreb-t2c-reranking``) would otherwise read each other's cached rows.
         subtasks: evaluate these subtask configs of the folder instead of the pooled task.
 
     Raises:
@@ -484,20 +606,22 @@ def load_mteb_task(
         raise ImportError(f"load_mteb_task needs mteb: {_MTEB_EXTRA}") from err
     path = Path(folder)
     if task is None:
-        by_folder = dict(MTEB_RETRIEVAL.values())
+        by_folder = dict((*MTEB_RETRIEVAL.values(), *MTEB_RERANKING.values()))
         if path.name not in by_folder:
             raise ValueError(
                 f"{path} is not named like one of MTEB's CoREB datasets "
                 f"({', '.join(by_folder)}): pass task= (e.g. task='CorebT2CRetrieval')"
             )
         task = by_folder[path.name]
+    digest = _content_digest(path)
     if revision is None:
-        revision = _card_value(path, "coreb_release") or "local"
+        revision = f"{_card_value(path, 'coreb_release') or 'local'}-{digest}"
     loaded = mteb.get_task(task)
     dataset = {**loaded.metadata.dataset, "path": str(path), "revision": revision}
     if subtasks is None:
-        loaded.metadata.dataset = dataset
-        return loaded
+        # a copy: the stock class's metadata is shared by every instance of the task
+        metadata = loaded.metadata.model_copy(update={"dataset": dataset})
+        return _own_cache(type(loaded), metadata, digest)()
     held = _card_value(path, "configs") or []
     names = {c.get("config_name") for c in held if isinstance(c, dict)}
     missing = [s for s in subtasks if f"{s}-qrels" not in names]
@@ -511,8 +635,43 @@ def load_mteb_task(
     metadata = loaded.metadata.model_copy(
         update={"dataset": dataset, "eval_langs": {s: langs for s in subtasks}}
     )
-    per_subtask = type(type(loaded).__name__, (type(loaded),), {"metadata": metadata})
-    return per_subtask()
+    return _own_cache(type(loaded), metadata, digest)()
+
+
+def _own_cache(base: type, metadata: Any, digest: str) -> type:
+    """A subclass of the task class ``base`` with ``metadata``, whose ``load_data`` caches what
+    ``datasets`` prepares under a folder of its own (``<HF_DATASETS_CACHE>/coreb-mteb/<digest>``).
+
+    ``datasets`` keys a local folder's cache on the folder's *name*, its config and its file
+    names, not on the files' content or path: two exports (v2602's and v2603's, or one rebuilt)
+    would read whichever was loaded first. Measured with datasets 4: two folders
+    ``.../coreb-t2c-reranking`` of 9 and 3,993 rows both load as the first.
+    """
+
+    def load_data(self: Any, *args: Any, **kwargs: Any) -> Any:
+        import datasets
+
+        old = datasets.config.HF_DATASETS_CACHE
+        datasets.config.HF_DATASETS_CACHE = Path(old) / "coreb-mteb" / digest
+        try:
+            return base.load_data(self, *args, **kwargs)
+        finally:
+            datasets.config.HF_DATASETS_CACHE = old
+
+    return type(base.__name__, (base,), {"metadata": metadata, "load_data": load_data})
+
+
+def _content_digest(path: Path) -> str:
+    """12 hex digits of a digest of every Parquet file under ``path`` (names and bytes)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for file in sorted(path.rglob("*.parquet")):
+        digest.update(str(file.relative_to(path)).encode() + b"\0")
+        with open(file, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:12]
 
 
 def _card_value(path: Path, key: str) -> Any:
@@ -522,3 +681,19 @@ def _card_value(path: Path, key: str) -> Any:
     from huggingface_hub import DatasetCard
 
     return DatasetCard.load(readme).data.to_dict().get(key)
+
+
+def mteb_statistics(task: AbsTask) -> dict[str, dict[str, Any]]:
+    """mteb's descriptive statistics of ``task``'s data, computed on it (split -> statistics).
+
+    mteb's public ``calculate_descriptive_statistics()`` returns the statistics it *ships* for
+    the task's name whatever data the task reads (and recomputing through it overwrites the
+    shipped file inside the installed package), so an export is checked with the method it
+    calls per split, on the loaded data, writing nothing.
+    """
+    if not task.data_loaded:
+        task.load_data()
+    return {
+        split: dict(task._calculate_descriptive_statistics_from_split(split))
+        for split in task.metadata.eval_splits
+    }
