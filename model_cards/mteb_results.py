@@ -54,6 +54,7 @@ from coreb_toolkit.untrusted import check_finite, read_json
 from coreb_toolkit.vocabulary import CORPUS_TEXT_ABBREVIATED
 from eval_metrics import read_run
 from eval_metrics.membership import check_run_membership
+from eval_metrics.mteb_protocol import K_VALUES, mteb_metrics
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +75,7 @@ POSITIVE = 2
 #: a model revision as one folder of MTEB's results layout (results/<org>__<model>/<revision>/):
 #: a commit hash, or a branch / tag name without '/' (a path separator would nest folders)
 REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
-"""MTEB's retrieval cut-offs (``AbsTaskRetrieval.k_values``); a cut-off above the run's depth
-(``top_k`` of the results) is not written."""
+
 
 _WHY_C2C = (
     "not derivable: CoREB's run of {subtask} drops each query's anchor code before scoring, "
@@ -104,9 +103,73 @@ def _kept(results: CorebResults) -> dict[str, list[str]]:
 
 
 _WHY_RERANKING = (
-    "not derivable: MTEB's {task} reranks MTEB's own candidate lists (the top_ranked config of "
-    "mteb/coreb-*-reranking); CoREB's reranked runs rerank this toolkit's first-stage top-k"
+    "not derivable: these results score no {family} reranking list (mteb/reranking/{family}.trec"
+    ", which `coreb evaluate` writes since results schema version 3 for a first stage run on "
+    "every {family} subtask without --query-sample, unless mteb_runs=False): rerun `coreb "
+    "evaluate`"
 )
+_LISTS_NOTE = (
+    "{task}: the 17-candidate lists are this toolkit's (coreb_toolkit.builders.coreb.reranking: "
+    "every judged document and least-used easy negatives of other problems, seed {seed}); "
+    "mteb's statistics fix the queries, positives, sizes and documents of MTEB's lists but not "
+    "which easy negatives fill each, so MAP@10 here compares with MTEB's only as far as they "
+    "are alike."
+)
+
+
+def _reranking_scores(
+    folders: Sequence[Path],
+    results: Sequence[CorebResults],
+    source: str,
+    scores: dict[str, dict[str, float]],
+    skipped: dict[str, str],
+    n_queries: dict[str, int],
+    notes: list[str],
+) -> None:
+    """MTEB's three ``Coreb*Reranking`` scores, recomputed from ``mteb/reranking/<task>.trec``
+    against the lists of the dataset (each list's scores must be exactly its candidates)."""
+    from coreb_toolkit.benchmark.runner import mteb_lists
+
+    for family, task in RERANKING_TASKS.items():
+        owners = [
+            (folder, res)
+            for folder, res in zip(folders, results, strict=True)
+            if family in (res.mteb_reranking or {}) and family in (res.mteb or {}).get(
+                "reranking", [])
+        ]  # fmt: skip
+        if not owners and any(res.reranked for res in results):
+            skipped[task] = (
+                "not derivable: `coreb evaluate --reranker` does not rescore MTEB's 17-candidate "
+                "lists (yet); the first stage's own folder holds its scores of them"
+            )
+            continue
+        if not owners:
+            skipped[task] = _WHY_RERANKING.format(family=family)
+            continue
+        folder, res = owners[0]
+        path = _kept_file(folder, "mteb/reranking", family)
+        run = read_run(path)
+        evaluated = [r["name"] for r in res.rows if r.get("level") == "subtask"]
+        lists = mteb_lists(source, res.release, evaluated).get(family, [])
+        wanted = {x.query_id: x for x in lists}
+        if set(run) != set(wanted):
+            odd = sorted(set(run) ^ set(wanted))[:3]
+            raise ValueError(
+                f"{path}: its queries are not those of the {family} reranking lists of "
+                f"{source} ({', '.join(odd)} ...): the file was not written by `coreb evaluate` "
+                "on this dataset"
+            )
+        for qid, docs in run.items():
+            if set(docs) != set(wanted[qid].candidates):
+                raise ValueError(
+                    f"{path}: query {qid!r} scores {len(docs)} documents, not the "
+                    f"{len(wanted[qid].candidates)} candidates of its list"
+                )
+        qrels = {q: {d: int(d in x.positives) for d in x.candidates} for q, x in wanted.items()}
+        metrics = mteb_metrics(qrels, run)
+        scores[task] = {**metrics, "main_score": metrics["map_at_10"]}
+        n_queries[task] = len(qrels)
+        notes.append(_LISTS_NOTE.format(task=task, seed=res.mteb_reranking[family]["seed"]))
 
 
 @dataclass
@@ -163,47 +226,6 @@ def _check_consistent(folders: Sequence[Path], results: Sequence[CorebResults]) 
                     f"{folder} has {what} {b!r}, {where} has {a!r}: one submission is one model "
                     f"on one dataset revision; submit them separately"
                 )
-
-
-def _ranked(run: Mapping[str, float]) -> list[str]:
-    # trec_eval's order (score, then doc id, both descending), as mteb's own MRR sorts
-    return [d for d, _ in sorted(run.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
-
-
-def mteb_metrics(
-    qrels: Mapping[str, Mapping[str, int]],
-    run: Mapping[str, Mapping[str, float]],
-    k_values: Sequence[int] = K_VALUES,
-) -> dict[str, float]:
-    """MTEB's retrieval scores (``ndcg_at_k``, ``map_at_k``, ``recall_at_k``,
-    ``precision_at_k``, ``mrr_at_k``) of ``run`` against ``qrels``, with pytrec_eval.
-
-    As MTEB computes them: any score above 0 is relevant (pytrec_eval's default relevance
-    level), the mean is over every query of ``qrels`` (a query the run lacks scores 0), and MRR
-    takes the first relevant document of the top k in trec_eval's order.
-    """
-    import pytrec_eval
-
-    ks = ",".join(map(str, k_values))
-    measures = {f"ndcg_cut.{ks}", f"map_cut.{ks}", f"recall.{ks}", f"P.{ks}"}
-    per_query = pytrec_eval.RelevanceEvaluator(dict(qrels), measures).evaluate(dict(run))
-    n = len(qrels)
-    out: dict[str, float] = {}
-    for ours, theirs in (("ndcg", "ndcg_cut"), ("map", "map_cut"), ("recall", "recall"),
-                         ("precision", "P")):  # fmt: skip
-        for k in k_values:
-            total = sum(v[f"{theirs}_{k}"] for v in per_query.values())
-            out[f"{ours}_at_{k}"] = total / n
-    for k in k_values:
-        total = 0.0
-        for qid, judged in qrels.items():
-            relevant = {d for d, r in judged.items() if r > 0}
-            for rank, doc in enumerate(_ranked(run.get(qid, {}))[:k], 1):
-                if doc in relevant:
-                    total += 1.0 / rank
-                    break
-        out[f"mrr_at_{k}"] = total / n
-    return out
 
 
 def pooled_run(
@@ -424,8 +446,6 @@ def write_mteb_submission(
         f"build {source} (revision {expected}, release {first.release}); the TaskResult's "
         "dataset_revision is that build's, not the revision of mteb/coreb-*.",
     ]
-    for family in ("t2c", "c2t", "c2c"):
-        skipped[RERANKING_TASKS[family]] = _WHY_RERANKING.format(task=RERANKING_TASKS[family])
     evaluated: dict[str, tuple[Path, CorebResults]] = {}
     for folder, res in zip(folders, results, strict=True):
         for row in res.rows:
@@ -500,6 +520,7 @@ def write_mteb_submission(
                 f"{task}: {left_out} queries without a positive left out (MTEB cannot hold "
                 "them; CoREB's default scores them 0)."
             )
+    _reranking_scores(folders, results, source, scores, skipped, n_queries, notes)
     if not scores:
         reasons = "; ".join(f"{t}: {why}" for t, why in skipped.items())
         raise ValueError(f"nothing on MTEB's protocol can be derived from these results: {reasons}")

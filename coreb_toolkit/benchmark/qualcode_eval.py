@@ -262,7 +262,7 @@ def _scorer_factories() -> dict[type, Any]:
     """Retriever classes with a scorer of their own (BM25's whole-corpus statistics, cached
     query embeddings); any other retriever is scored through its search."""
     from coreb_toolkit.retrieval.bm25 import BM25FirstStage
-    from coreb_toolkit.retrieval.dense import DenseFirstStage
+    from coreb_toolkit.retrieval.dense_first_stage import DenseFirstStage
 
     return {BM25FirstStage: _bm25_scorer, DenseFirstStage: _dense_scorer}
 

@@ -98,6 +98,27 @@ class Retriever(ABC):
         """
         return None
 
+    def score(
+        self,
+        queries: Mapping[str, str],
+        corpus: Mapping[str, str],
+        candidates: Mapping[str, Sequence[str]],
+        *,
+        query_type: str = "auto",
+        document_type: str = "auto",
+    ) -> Run:
+        """``{query_id: {doc_id: score}}`` for the documents ``candidates[query_id]`` of every
+        query: the scores :meth:`search` gives them in ``corpus`` (a fixed candidate list, such
+        as MTEB's reranking lists, scored by the first stage).
+
+        The default ranks the whole corpus and keeps the candidates; the bundled retrievers
+        score only the listed pairs (a dot product each, a BM25 score each).
+        """
+        ranked = self.search(
+            queries, corpus, top_k=len(corpus), query_type=query_type, document_type=document_type
+        )
+        return {q: {d: ranked[q][d] for d in docs} for q, docs in candidates.items()}
+
     @abstractmethod
     def metadata(self) -> dict[str, Any]:
         """What identifies the retriever in a results file (JSON-serialisable), with ``name``."""

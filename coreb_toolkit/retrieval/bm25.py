@@ -24,7 +24,7 @@ bag-of-words model cannot tell them apart); mutants that add or remove tokens (`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from coreb_toolkit.libraries import import_bm25s
@@ -315,12 +315,35 @@ class BM25FirstStage(Retriever):
         document_type: str = "auto",
     ) -> Run:
         check_text_type(query_type, "query_type")
+        return self._indexed(corpus, document_type).search(queries, top_k=top_k, kind=query_type)
+
+    def score(
+        self,
+        queries: Mapping[str, str],
+        corpus: Mapping[str, str],
+        candidates: Mapping[str, Sequence[str]],
+        *,
+        query_type: str = "auto",
+        document_type: str = "auto",
+    ) -> Run:
+        """The BM25 score of each listed (query, document) pair in ``corpus`` (its statistics
+        are the whole corpus's, as :meth:`search` ranks it)."""
+        check_text_type(query_type, "query_type")
+        index = self._indexed(corpus, document_type)
+        row = {d: i for i, d in enumerate(index.ids)}
+        out: Run = {}
+        for q, docs in candidates.items():
+            values = index.scores(queries[q], kind=query_type)
+            out[q] = {d: float(values[row[d]]) for d in docs}
+        return out
+
+    def _indexed(self, corpus: Mapping[str, str], document_type: str) -> BM25Retriever:
         key = (corpus_fingerprint(corpus), check_text_type(document_type, "document_type"))
         if self._index is None or key != self._key:
             # one index at a time: the runner ranks a release's corpora one after another
             self._index = BM25Retriever(self.k1, self.b).index(corpus, kind=document_type)
             self._key = key
-        return self._index.search(queries, top_k=top_k, kind=query_type)
+        return self._index
 
     def metadata(self) -> dict[str, Any]:
         return {

@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +43,7 @@ from coreb_toolkit.retrieval.backends import (
     export_folder,
     quantization_config,
 )
-from coreb_toolkit.retrieval.base import Retriever, Run, check_text_type, corpus_fingerprint
+from coreb_toolkit.retrieval.base import corpus_fingerprint
 from coreb_toolkit.retrieval.embeddings import (
     FAISS_THRESHOLD,
     SCORE_BUDGET,
@@ -553,53 +553,6 @@ class DenseRetriever:
         return dict(self.model.prompts or {})
 
 
-class DenseFirstStage(Retriever):
-    """A :class:`DenseRetriever` (or any encoder with its ``encode_corpus``, ``encode_queries``,
-    ``search`` and ``metadata``) behind the :class:`~coreb_toolkit.retrieval.base.Retriever`
-    contract: each corpus encoded once per content, first (``prepare``), then each query text
-    once; ``query_type`` / ``document_type`` do not matter to an embedder.
-
-    Args:
-        encoder: the retriever doing the work.
-        name: the name to report, if not the encoder's (``minilm`` reports its Hub id).
-    """
-
-    def __init__(self, encoder: Any, name: str | None = None):
-        for method in ("encode_corpus", "encode_queries", "search"):
-            if not callable(getattr(encoder, method, None)):
-                raise TypeError(
-                    f"DenseFirstStage expects an encoder with encode_corpus, encode_queries and "
-                    f"search (a DenseRetriever), got {type(encoder).__name__} without {method}"
-                )
-        self.encoder = encoder
-        self._reported = name
-        self.name = name or str(getattr(encoder, "model_name_or_path", type(encoder).__name__))
-
-    def search(
-        self,
-        queries: Mapping[str, str],
-        corpus: Mapping[str, str],
-        *,
-        top_k: int,
-        query_type: str = "auto",
-        document_type: str = "auto",
-    ) -> Run:
-        check_text_type(query_type, "query_type")
-        check_text_type(document_type, "document_type")
-        documents = self.encoder.encode_corpus(corpus)
-        return self.encoder.search(self.encoder.encode_queries(queries), documents, top_k)
-
-    def prepare(self, corpora: Sequence[Mapping[str, str]]) -> None:
-        for corpus in filter(None, corpora):  # an empty corpus is refused by encode_corpus
-            self.encoder.encode_corpus(corpus)
-
-    def metadata(self) -> dict[str, Any]:
-        meta = dict(self.encoder.metadata)
-        if self._reported is not None and self._reported != meta.get("name"):
-            meta["loaded_from"], meta["name"] = meta.get("name"), self._reported
-        return meta
-
-
 # ---------------------------------------------------------------------------------- helpers
 def _load_model(name: str, device: str, dtype: str, trust_remote_code: bool) -> SentenceTransformer:
     try:
@@ -791,7 +744,6 @@ __all__ = [
     "FAISS_THRESHOLD",
     "QUERY_PROMPT_NAMES",
     "SCORE_BUDGET",
-    "DenseFirstStage",
     "DenseRetriever",
     "Embeddings",
     "corpus_fingerprint",

