@@ -57,6 +57,7 @@ from coreb_toolkit.builders.coreb.mteb import (
     check_mteb_destination,
     export_mteb,
     load_mteb_task,
+    mteb_statistics,
 )
 from coreb_toolkit.builders.coreb.prepared import (
     is_release_source,
@@ -77,6 +78,13 @@ from coreb_toolkit.builders.coreb.release import (
     local_inputs,
     read_release,
     resolve_release_path,
+)
+from coreb_toolkit.builders.coreb.reranking import (
+    LIST_SIZE,
+    RerankingList,
+    records,
+    release_lists,
+    reranking_lists,
 )
 from coreb_toolkit.builders.coreb.rows import (
     CORPUS_FEATURES,
@@ -282,6 +290,7 @@ __all__ = [
     "LANGUAGES",
     "LANGUAGE_NAMES",
     "LANGUAGE_SUFFIXES",
+    "LIST_SIZE",
     "OFFICIAL_CONFIGS",
     "OFFICIAL_FEATURES",
     "OFFICIAL_FIELDS",
@@ -300,6 +309,7 @@ __all__ = [
     "Release",
     "ReleaseData",
     "ReleaseError",
+    "RerankingList",
     "Subtask",
     "SubtaskData",
     "SubtaskMetadata",
@@ -324,14 +334,18 @@ __all__ = [
     "load_mteb_task",
     "load_subtask",
     "local_inputs",
+    "mteb_statistics",
     "official_rows",
     "prepare_dataset",
     "read_hub_config",
     "read_release",
     "reclaim_leftovers",
+    "records",
     "release_inputs",
+    "release_lists",
     "release_statistics",
     "replace_folder",
+    "reranking_lists",
     "resolve_release_path",
     "scratch_folder",
     "source_fingerprint",

@@ -267,6 +267,36 @@ def main_task_key(subtask: str) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------
+# MTEB's CoREB(v1) benchmark [mteb: mteb/tasks/{retrieval,reranking}/code/coreb_*.py]
+# --------------------------------------------------------------------------------------------
+
+MTEB_RETRIEVAL_TASKS: dict[str, str] = {
+    "t2c": "CorebT2CRetrieval",
+    "c2t": "CorebC2TRetrieval",
+    "c2c": "CorebC2CRetrieval",
+}
+"""MTEB's retrieval task of each main task (main score nDCG@10, each main task pooled)."""
+
+MTEB_RERANKING_TASKS: dict[str, str] = {
+    "t2c": "CorebT2CReranking",
+    "c2t": "CorebC2TReranking",
+    "c2c": "CorebC2CReranking",
+}
+"""MTEB's reranking task of each main task (main score MAP@10 over 17-candidate lists)."""
+
+COREB_V1_TASKS: tuple[str, ...] = (*MTEB_RETRIEVAL_TASKS.values(), *MTEB_RERANKING_TASKS.values())
+"""The six tasks of MTEB's ``CoREB(v1)`` benchmark, whose leaderboard ranks on their mean."""
+
+
+def coreb_v1_mean(main_scores: dict[str, float]) -> float | None:
+    """The ``CoREB(v1)`` mean as MTEB's leaderboard computes it: the plain mean of the six
+    tasks' main scores, or ``None`` unless all six are given."""
+    if any(task not in main_scores for task in COREB_V1_TASKS):
+        return None
+    return sum(main_scores[task] for task in COREB_V1_TASKS) / len(COREB_V1_TASKS)
+
+
+# --------------------------------------------------------------------------------------------
 # QualCode [SynH-Rank §3]
 # --------------------------------------------------------------------------------------------
 
@@ -325,6 +355,7 @@ SYNH_RANK_CITATION = """\
 __all__ = [
     "ANY_LANGUAGE",
     "COREB_CITATION",
+    "COREB_V1_TASKS",
     "CORPUS_CODE",
     "CORPUS_CONFIGS",
     "CORPUS_TEXT",
@@ -337,6 +368,8 @@ __all__ = [
     "MAIN_TASKS",
     "MC_CONDITION_COUNTS",
     "MC_CONFIGS",
+    "MTEB_RERANKING_TASKS",
+    "MTEB_RETRIEVAL_TASKS",
     "QUALCODE_CONDITIONS",
     "QUALCODE_CORPUS",
     "QUALCODE_DIMENSIONS",
@@ -350,6 +383,7 @@ __all__ = [
     "MainTask",
     "SubtaskMetadata",
     "classify_subtask",
+    "coreb_v1_mean",
     "main_task_key",
     "qualcode_instruction_text",
 ]

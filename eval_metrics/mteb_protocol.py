@@ -8,7 +8,11 @@ qrels. Used by ``coreb evaluate`` (MTEB's reranking lists) and ``coreb submit mt
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+
+POSITIVE = 2
+"""The relevance grade of a positive (a hard negative is 1); MTEB's CoREB qrels hold positives
+only, with score 1."""
 
 K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
 """MTEB's retrieval cut-offs (``AbsTaskRetrieval.k_values``); a cut-off above the run's depth
@@ -56,4 +60,34 @@ def mteb_metrics(
     return out
 
 
-__all__ = ["K_VALUES", "mteb_metrics"]
+def pool_positives(
+    parts: Iterable[tuple[str, Mapping[str, Mapping[str, int]], Mapping[str, Mapping[str, float]]]],
+    positive: int = POSITIVE,
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]], int]:
+    """``(qrels, run, left out)`` of one MTEB task pooled from ``(subtask, graded qrels, run)``
+    parts, as MTEB's CoREB datasets hold them: the qrels are each query's positives (grade
+    ``positive`` and above) with score 1, a query without one is left out (and counted), and
+    a query id in two parts is refused (pooling would merge two queries). The runs are taken as
+    given: MTEB excludes nothing, so they must hold what MTEB ranks (the c2c anchor included).
+    """
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    left_out = 0
+    for subtask, graded, ranked in parts:
+        for qid, judged in graded.items():
+            positives = [d for d, grade in judged.items() if grade >= positive]
+            if not positives:
+                left_out += 1
+                continue
+            if qid in qrels:
+                raise ValueError(
+                    f"query id {qid!r} of {subtask} is in another subtask too; pooling them "
+                    "would merge two queries"
+                )
+            qrels[qid] = dict.fromkeys(positives, 1)
+            if qid in ranked:
+                run[qid] = dict(ranked[qid])
+    return qrels, run, left_out
+
+
+__all__ = ["K_VALUES", "POSITIVE", "mteb_metrics", "pool_positives"]

@@ -17,7 +17,12 @@ from coreb_toolkit.benchmark.published import (
     published_source,
     rank_among_published,
 )
-from coreb_toolkit.benchmark.report import c2t_canonical_note, rerank_note, untrained_note
+from coreb_toolkit.benchmark.report import (
+    c2t_canonical_note,
+    mteb_v1_table,
+    rerank_note,
+    untrained_note,
+)
 from coreb_toolkit.hub_access import is_hub_id
 from coreb_toolkit.untrusted import markdown_code, markdown_fence, markdown_text
 from eval_metrics.aggregate import TABLE_COLUMNS
@@ -200,6 +205,9 @@ def coreb_sections(ev: CardEvaluation) -> list[str]:
         if res.get("rerank_note"):
             # recomputed from the figures, never the file's text (a results file is a stranger's)
             parts.append(rerank_note(res["rerank_top_k"], res["top_k"]))
+    mteb = mteb_v1_table([res], heading="####")
+    if mteb:
+        parts.append("\n".join(mteb).strip())
     return parts
 
 

@@ -51,27 +51,21 @@ from coreb_toolkit.benchmark.provenance import dataset_revision
 from coreb_toolkit.benchmark.results import CorebResults, check_publishable, read_results
 from coreb_toolkit.builders.hub_folder import hub_folder_configs, replace_folder
 from coreb_toolkit.untrusted import check_finite, read_json
-from coreb_toolkit.vocabulary import CORPUS_TEXT_ABBREVIATED
+from coreb_toolkit.vocabulary import (
+    CORPUS_TEXT_ABBREVIATED,
+    MTEB_RERANKING_TASKS,
+    MTEB_RETRIEVAL_TASKS,
+)
 from eval_metrics import read_run
 from eval_metrics.membership import check_run_membership
-from eval_metrics.mteb_protocol import K_VALUES, mteb_metrics
+from eval_metrics.mteb_protocol import K_VALUES, mteb_metrics, pool_positives
 
 logger = logging.getLogger(__name__)
 
 MTEB_EXTRA = "pip install coreb-toolkit[mteb]"
 MTEB_SPLIT, MTEB_SUBSET = "test", "default"
-RETRIEVAL_TASKS = {
-    "t2c": "CorebT2CRetrieval",
-    "c2t": "CorebC2TRetrieval",
-    "c2c": "CorebC2CRetrieval",
-}
-RERANKING_TASKS = {
-    "t2c": "CorebT2CReranking",
-    "c2t": "CorebC2TReranking",
-    "c2c": "CorebC2CReranking",
-}
-#: the relevance grade of a positive (a hard negative is 1); MTEB's CoREB qrels hold positives only
-POSITIVE = 2
+RETRIEVAL_TASKS = MTEB_RETRIEVAL_TASKS
+RERANKING_TASKS = MTEB_RERANKING_TASKS
 #: a model revision as one folder of MTEB's results layout (results/<org>__<model>/<revision>/):
 #: a commit hash, or a branch / tag name without '/' (a path separator would nest folders)
 REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -128,14 +122,13 @@ def _reranking_scores(
 ) -> None:
     """MTEB's three ``Coreb*Reranking`` scores, recomputed from ``mteb/reranking/<task>.trec``
     against the lists of the dataset (each list's scores must be exactly its candidates)."""
-    from coreb_toolkit.benchmark.runner import mteb_lists
+    from coreb_toolkit.benchmark.mteb_tasks import mteb_lists
 
     for family, task in RERANKING_TASKS.items():
         owners = [
             (folder, res)
             for folder, res in zip(folders, results, strict=True)
-            if family in (res.mteb_reranking or {}) and family in (res.mteb or {}).get(
-                "reranking", [])
+            if task in (res.mteb_tasks or {}) and family in (res.mteb or {}).get("reranking", [])
         ]  # fmt: skip
         if not owners and any(res.reranked for res in results):
             skipped[task] = (
@@ -169,7 +162,7 @@ def _reranking_scores(
         metrics = mteb_metrics(qrels, run)
         scores[task] = {**metrics, "main_score": metrics["map_at_10"]}
         n_queries[task] = len(qrels)
-        notes.append(_LISTS_NOTE.format(task=task, seed=res.mteb_reranking[family]["seed"]))
+        notes.append(_LISTS_NOTE.format(task=task, seed=res.mteb_tasks[task]["seed"]))
 
 
 @dataclass
@@ -246,9 +239,7 @@ def pooled_run(
 
     kept = _kept(results)
     (item,) = discover(dataset, list(subtasks), [results.release], "full")
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    left_out = 0
+    parts = []
     for subtask in subtasks:
         data = item.subtasks[subtask]
         if data.exclude and subtask not in kept["excluded"]:
@@ -261,20 +252,8 @@ def pooled_run(
         check_run_membership(
             str(path), sub_run, data.qrels, data.corpus, data.corpus_name, results.top_k
         )
-        for qid, judged in data.qrels.items():
-            positives = [d for d, grade in judged.items() if grade >= POSITIVE]
-            if not positives:
-                left_out += 1
-                continue
-            if qid in qrels:
-                raise ValueError(
-                    f"query id {qid!r} is in two subtasks of {dataset}; pooling them would merge"
-                    " two queries"
-                )
-            qrels[qid] = dict.fromkeys(positives, 1)
-            if qid in sub_run:
-                run[qid] = sub_run[qid]
-    return qrels, run, left_out
+        parts.append((subtask, data.qrels, sub_run))
+    return pool_positives(parts)
 
 
 def _kept_file(results_dir: Path, where: str, subtask: str) -> Path:

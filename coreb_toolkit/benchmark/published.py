@@ -301,3 +301,42 @@ __all__ = [
     "published_source",
     "rank_among_published",
 ]
+
+
+# ------------------------------------------------------------------------------------------
+# MTEB's CoREB(v1): the reference rows of the PR that added the benchmark to mteb
+# ------------------------------------------------------------------------------------------
+
+MTEB_REFERENCE_RESOURCE = "mteb_reference.json"
+
+
+@dataclass(frozen=True)
+class MtebReferenceRow:
+    """One model's six CoREB(v1) main scores (0-1) as mteb's PR prints them, and their mean."""
+
+    model: str
+    scores: dict[str, float] = field(hash=False)
+
+    @property
+    def mean(self) -> float:
+        """The CoREB(v1) mean (:func:`coreb_toolkit.vocabulary.coreb_v1_mean`)."""
+        from coreb_toolkit.vocabulary import coreb_v1_mean
+
+        value = coreb_v1_mean(self.scores)
+        if value is None:
+            raise ValueError(f"{self.model}: not all six CoREB(v1) tasks have a score")
+        return value
+
+
+def mteb_reference() -> tuple[str, list[MtebReferenceRow]]:
+    """``(source URL, rows)``: the CoREB(v1) rows of the mteb PR that added the six tasks
+    (shipped as ``mteb_reference.json``, scores as printed, in percent, turned to 0-1)."""
+    from coreb_toolkit.vocabulary import COREB_V1_TASKS
+
+    text = resources.files("coreb_toolkit.benchmark").joinpath(MTEB_REFERENCE_RESOURCE)
+    data = json.loads(text.read_text("utf-8"))
+    rows = [
+        MtebReferenceRow(row["model"], {t: row[t] / 100 for t in COREB_V1_TASKS})
+        for row in data["rows"]
+    ]
+    return data["source"], rows

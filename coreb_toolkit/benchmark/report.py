@@ -144,7 +144,49 @@ def summary_table(results: Sequence[Any], columns: Sequence[str] = TABLE_COLUMNS
     lines += ["", TIE_NOTE]
     if reranked:
         lines += _delta_table(reranked, present)
+    lines += mteb_v1_table(results)
     return "\n".join(lines) + "\n"
+
+
+def mteb_v1_table(results: Sequence[Any], heading: str = "##") -> list[str]:
+    """Markdown lines: MTEB's six CoREB(v1) main scores of each result that has them
+    (``mteb_tasks``) and their mean as MTEB's leaderboard computes it, beside the reference
+    rows of mteb's PR; no lines when no result has them."""
+    from coreb_toolkit.benchmark.published import mteb_reference
+    from coreb_toolkit.vocabulary import COREB_V1_TASKS, coreb_v1_mean
+
+    ours = [res for res in as_dicts(results) if res.get("mteb_tasks")]
+    if not ours:
+        return []
+    source, reference = mteb_reference()
+    short = [t.removeprefix("Coreb") for t in COREB_V1_TASKS]
+    lines = [
+        "",
+        f"{heading} MTEB's CoREB(v1): six tasks, one mean",
+        "",
+        "MTEB's protocol, computed in this run as `mteb.evaluate` computes it: each main task "
+        "pooled, positives only, the c2c anchor ranked (Retrieval, nDCG@10); each query's "
+        "17-candidate list (Reranking, MAP@10). Mean: the plain mean of the six, MTEB's "
+        "leaderboard's. The reference rows are MTEB's own lists, whose easy negatives are not "
+        "published: ours are drawn by the rules of `coreb_toolkit.builders.coreb.reranking`, so "
+        "the Reranking columns compare only as far as the lists are alike.",
+        "",
+        "| model | " + " | ".join(short) + " | mean |",
+        "|" + "---|" * (len(short) + 2),
+    ]
+    for res in ours:
+        main = {t: v["main_score"] for t, v in res["mteb_tasks"].items()}
+        mean = coreb_v1_mean(main)
+        cells = [f"{100 * main[t]:.2f}" if t in main else "-" for t in COREB_V1_TASKS]
+        label = f"**{markdown_text(res['model'].get('name'))}** (this run)"
+        lines.append(f"| {label} | " + " | ".join(cells) +
+                     f" | {'-' if mean is None else f'{100 * mean:.2f}'} |")  # fmt: skip
+    for row in reference:
+        cells = [f"{100 * row.scores[t]:.2f}" for t in COREB_V1_TASKS]
+        lines.append(f"| {markdown_text(row.model)} | " + " | ".join(cells) +
+                     f" | {100 * row.mean:.2f} |")  # fmt: skip
+    lines += ["", f"Reference rows: {source} (percent; MTEB's datasets `mteb/coreb-*`)."]
+    return lines
 
 
 def _sample_key(res: Mapping[str, Any]) -> tuple[Any, Any] | None:

@@ -19,8 +19,8 @@ Everything that reads results files (reports, plots, comparisons, model cards) r
 Versions: 1, the first; 2 adds the CoREB field ``mteb`` (the subtasks whose ``mteb/excluded`` /
 ``mteb/full_text`` runs the folder keeps for ``coreb submit mteb``, see
 :mod:`coreb_toolkit.benchmark.runner`), which a version-1 file never has; 3 adds
-``mteb_reranking`` (MTEB's three ``Coreb*Reranking`` tasks scored in the run) and
-``mteb.reranking`` (their list scores kept in ``mteb/reranking/``). All three are read.
+``mteb_tasks`` (MTEB's six CoREB(v1) tasks scored in the run) and ``mteb.reranking`` (the
+reranking lists' scores kept in ``mteb/reranking/``). All three are read.
 
 A CoREB result evaluated on a query sample (``coreb evaluate --query-sample N``) records
 ``query_sample``; :func:`check_publishable` is the one rule that keeps such a file out of what
@@ -42,7 +42,7 @@ from coreb_toolkit.untrusted import check_finite, read_json
 
 SCHEMA_VERSION = 3
 #: the versions :func:`read_results` reads (a version-1 file is a version-2 file without
-#: ``mteb``, a version-2 file a version-3 file without ``mteb_reranking``)
+#: ``mteb``, a version-2 file a version-3 file without ``mteb_tasks``)
 READABLE_VERSIONS = (1, 2, 3)
 KINDS = ("coreb", "qualcode")
 SCHEMA_FILE = "results.schema.json"
@@ -81,9 +81,9 @@ class CorebResults:
     # {"excluded": [subtask, ...], "full_text": [subtask, ...]}: the runs kept under mteb/ for
     # MTEB's protocol (schema version 2; None in a version-1 file or with mteb_runs=False)
     mteb: dict[str, list[str]] | None = None
-    # {main task: {"task", "n_queries", "n_pairs", "list_size", "seed", "scores"}}: MTEB's
-    # Coreb*Reranking lists scored in the run (schema version 3; None before, or without lists)
-    mteb_reranking: dict[str, dict[str, Any]] | None = None
+    # {MTEB task: {"main_score", "n_queries", "scores"[, "n_pairs", "list_size", "seed"]}}: MTEB's
+    # CoREB(v1) tasks scored in the run (schema version 3; None before, or with none derivable)
+    mteb_tasks: dict[str, dict[str, Any]] | None = None
 
     kind: ClassVar[str] = "coreb"
     # the key order of the files written before the schema, kept
@@ -91,7 +91,7 @@ class CorebResults:
         "model", "dataset", "release", "query_sample", "no_positive_policy", "relevance_level",
         "c2t_canonical_corpus", "corpora", "top_k", "rerank_top_k", "retrieval_seconds",
         "rerank_seconds", "reranker", "rerank_note", "first_stage", "versions", "rows",
-        "first_stage_rows", "delta", "mteb", "mteb_reranking",
+        "first_stage_rows", "delta", "mteb", "mteb_tasks",
     )  # fmt: skip
 
     @property
@@ -197,7 +197,7 @@ def validate(data: object, where: str = "results") -> dict[str, Any]:
     kind = data.get("kind")
     if kind not in KINDS:
         raise ValueError(f"{where}: kind: expected one of {list(KINDS)}, got {kind!r}")
-    for field_name, since in (("mteb", 2), ("mteb_reranking", 3)):
+    for field_name, since in (("mteb", 2), ("mteb_tasks", 3)):
         if version < since and field_name in data:
             raise ValueError(
                 f"{where}: {field_name}: a field of schema version {since} in a version-{version} "

@@ -52,7 +52,7 @@ import random
 import re
 import sys
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -495,13 +495,16 @@ def _first_stage(
     elapsed = time.perf_counter() - t0 - extra_seconds
     runs = _as_scored(item, ranked)
     extras: dict[str, dict] = {}
-    reranking: dict[str, dict[str, Any]] = {}
+    mteb_tasks: dict[str, dict[str, Any]] = {}
     if keep:
         extras = {"excluded": _excluded(item, ranked), "full_text": full_runs}
-        if shared.get("query_sample") is None:  # MTEB's lists hold every query, not a sample
-            source, options = str(shared["source"]), shared.get("options")
-            lists = mteb_lists(source, item.name, item.subtasks, options)
-            extras["reranking"], reranking = _score_lists(retriever, item, lists, progress)
+        if shared.get("query_sample") is None:  # MTEB's tasks hold every query, not a sample
+            from coreb_toolkit.benchmark.mteb_tasks import score_mteb_tasks
+
+            extras["reranking"], mteb_tasks = score_mteb_tasks(
+                retriever, item, ranked, full_runs, str(shared["source"]), shared.get("options"),
+                top_k=top_k, progress=progress,
+            )  # fmt: skip
     stage_line(progress, "%s: scoring %d subtask(s)", item.name, len(runs))
     evaluations = _evaluate(item, runs, no_positive_policy)
     ties = _ties(item, runs)
@@ -520,81 +523,9 @@ def _first_stage(
         versions=shared["versions"],
         rows=with_ties([row.to_dict() for row in aggregate(evaluations)], ties),
         mteb={key: list(value) for key, value in extras.items()} if keep else None,
-        mteb_reranking=reranking or None,
+        mteb_tasks=mteb_tasks or None,
     )
     return runs, results, (evaluations, ties), extras
-
-
-def mteb_lists(
-    source: str, release: str, selected: Collection[str], options: Any = None
-) -> dict[str, list]:
-    """``{main task: [RerankingList, ...]}``: MTEB's reranking lists of ``release``
-    (:mod:`coreb_toolkit.builders.coreb.reranking`, the lists ``coreb build --mteb`` exports),
-    for each main task whose subtasks are all ``selected`` (MTEB pools all of them)."""
-    from coreb_toolkit.builders.coreb.reranking import FAMILIES, folder_lists, release_lists
-
-    available = subtasks_by_release(source, options).get(release, [])
-    out: dict[str, list] = {}
-    for family in FAMILIES:
-        names = [s for s in available if main_task_key(s) == family]
-        if not names or any(s not in selected for s in names):
-            continue
-        if is_hub_folder(source):
-            lists = folder_lists(source, release, names, family)
-        else:
-            read = cached_release(source, options or QrelsOptions())
-            lists = release_lists(read.releases[release], family)
-        scored = [x for x in lists if x.scored]
-        if scored:
-            out[family] = scored
-    return out
-
-
-def _score_lists(
-    retriever: Retriever, item: ReleaseInput, lists: Mapping[str, list], progress: bool
-) -> tuple[dict[str, dict], dict[str, dict[str, Any]]]:
-    """The first stage's scores of every list (``{main task: run}``) and what results.json
-    records of them (MTEB's metrics over the lists, the pairs scored)."""
-    from coreb_toolkit.builders.coreb.mteb import MTEB_RERANKING
-    from coreb_toolkit.builders.coreb.reranking import LIST_SIZE, RERANKING_CORPUS
-    from eval_metrics.mteb_protocol import mteb_metrics
-
-    runs: dict[str, dict] = {}
-    recorded: dict[str, dict[str, Any]] = {}
-    for family, family_lists in lists.items():
-        corpus_name = RERANKING_CORPUS[family]
-        if corpus_name == CORPUS_TEXT:
-            _full_text_from(item)
-        started = time.perf_counter()
-        run = retriever.score(
-            {x.query_id: x.query for x in family_lists},
-            item.corpora[corpus_name],
-            {x.query_id: x.candidates for x in family_lists},
-            query_type=MAIN_TASKS[family].query_type,
-            document_type="code" if corpus_name == CORPUS_CODE else "text",
-        )
-        qrels = {x.query_id: {d: int(d in x.positives) for d in x.candidates} for x in family_lists}
-        metrics = mteb_metrics(qrels, run)
-        task = MTEB_RERANKING[family][1]
-        pairs = sum(len(x.candidates) for x in family_lists)
-        runs[family] = run
-        recorded[family] = {
-            "task": task, "n_queries": len(family_lists), "n_pairs": pairs,
-            "list_size": LIST_SIZE, "seed": 0, "scores": {**metrics,
-                                                          "main_score": metrics["map_at_10"]},
-        }  # fmt: skip
-        stage_line(progress, "%s %s: %d lists, %d pairs scored in %.1f s (MAP@10 %.4f)",
-                   item.name, task, len(family_lists), pairs,
-                   time.perf_counter() - started, metrics["map_at_10"])  # fmt: skip
-    return runs, recorded
-
-
-def _full_text_from(item: ReleaseInput) -> None:
-    if CORPUS_TEXT not in item.corpora:
-        raise ValueError(
-            f"{item.name}: the full text corpus, which MTEB's C2T reranking lists hold, was not "
-            "loaded (it is whenever the C2T subtasks are selected with mteb_runs)"
-        )
 
 
 def _excluded(item: ReleaseInput, ranked: Mapping[str, dict]) -> dict[str, dict]:

@@ -14,6 +14,7 @@ from coreb_toolkit.benchmark import runner
 from coreb_toolkit.benchmark.provenance import dataset_revision, library_versions
 from coreb_toolkit.benchmark.runner import discover, evaluate_model, with_ties
 from coreb_toolkit.retrieval.bm25 import BM25Retriever
+from coreb_toolkit.vocabulary import COREB_V1_TASKS
 from eval_metrics import aggregate, evaluate_retrieval, read_run
 from eval_metrics.retrieval import apply_exclusions
 from eval_metrics.ties import positive_ties
@@ -90,8 +91,8 @@ def test_results_keep_every_old_key_and_value(hub, tmp_path):
         "full_text": [s for s, c in old["corpora"].items() if c == "corpus_text_abbreviated"],
         "reranking": ["t2c", "c2t", "c2c"],  # version 3: MTEB's lists, scored
     }
-    # version 3's new key: MTEB's reranking lists scored by the run (MAP@10 and the rest)
-    assert set(new.pop("mteb_reranking")) == {"t2c", "c2t", "c2c"}
+    # version 3's new key: MTEB's six CoREB(v1) tasks scored by the run
+    assert sorted(new.pop("mteb_tasks")) == sorted(COREB_V1_TASKS)
     # the two values that change by design: the timing, and the revision of a local folder
     # (its content fingerprint instead of None)
     assert new["dataset"]["revision"].startswith("sha256:")
@@ -137,14 +138,12 @@ def test_read_results_round_trips_and_names_the_bad_field(hub, tmp_path):
     )
     # version 1 is read (the same without `mteb`), but a version-1 file holding `mteb` is not
     assert res.read_results(path).mteb is not None
-    assert broken(
-        lambda d: (d.pop("mteb_reranking"), d.__setitem__("schema_version", 1))
-    ).startswith("results.json: mteb: a field of schema version 2 in a version-1 file")
-    v1 = {
-        k: v for k, v in json.loads(path.read_text()).items() if k not in ("mteb", "mteb_reranking")
-    }
+    assert broken(lambda d: (d.pop("mteb_tasks"), d.__setitem__("schema_version", 1))).startswith(
+        "results.json: mteb: a field of schema version 2 in a version-1 file"
+    )
+    v1 = {k: v for k, v in json.loads(path.read_text()).items() if k not in ("mteb", "mteb_tasks")}
     assert broken(lambda d: d.__setitem__("schema_version", 2)).startswith(
-        "results.json: mteb_reranking: a field of schema version 3 in a version-2 file"
+        "results.json: mteb_tasks: a field of schema version 3 in a version-2 file"
     )
     assert res.from_dict({**v1, "schema_version": 1}).mteb is None  # a version-1 file is read
     assert "results.json: mteb.excluded: expected a list" in broken(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 import coreb_dataset
@@ -27,6 +28,7 @@ from coreb_toolkit.builders.coreb.mteb import (
     load_mteb_task,
 )
 from coreb_toolkit.cli.main import main
+from coreb_toolkit.vocabulary import coreb_v1_mean
 from model_cards.mteb_results import write_mteb_submission
 from tests.coreb_dataset import release as R
 
@@ -80,13 +82,16 @@ def test_one_evaluate_run_gives_mtebs_six_scores(evaluated, mteb_scores, tmp_pat
     assert results.mteb == {"excluded": ["c2c_cross_lang"],
                             "full_text": ["c2t_canonical_retro_any"],
                             "reranking": ["t2c", "c2t", "c2c"]}  # fmt: skip
-    # results.json records the lists' MAP@10 as mteb computes it, and what was scored
-    for family, (_, task) in MTEB_RERANKING.items():
-        recorded = results.mteb_reranking[family]
-        assert recorded["task"] == task
-        assert recorded["scores"]["map_at_10"] == pytest.approx(mteb_scores[task], abs=1e-4)
-        lists = (evaluated["export"] / f"coreb-{family}-reranking" / "top_ranked").glob("*")
-        assert recorded["n_queries"] >= 1 and list(lists)
+    # results.json records all six as mteb computes them (the CoREB(v1) mean with them), and
+    # for the lists what was scored: every pair of every exported list
+    recorded = {task: values["main_score"] for task, values in results.mteb_tasks.items()}
+    assert recorded == pytest.approx(mteb_scores, abs=1e-4)
+    assert coreb_v1_mean(recorded) == pytest.approx(sum(mteb_scores.values()) / 6, abs=1e-4)
+    for folder, task in MTEB_RERANKING.values():
+        lists = pq.read_table(evaluated["export"] / folder / "top_ranked" / "test.parquet")
+        pairs = sum(len(ids) for ids in lists.column("corpus-ids").to_pylist())
+        assert results.mteb_tasks[task]["n_pairs"] == pairs
+        assert results.mteb_tasks[task]["n_queries"] == lists.num_rows
     assert (evaluated["with"] / "mteb" / "excluded" / "c2c_cross_lang.trec").is_file()
     sub = write_mteb_submission([evaluated["with"]], tmp_path / "sub", model_name=NAME,
                                 revision=REV)  # fmt: skip
@@ -114,8 +119,11 @@ def test_the_coreb_files_are_those_of_a_run_without_mteb_extras(evaluated):
     assert names == sorted(p.name for p in (with_ / "runs").iterdir())
     for name in names:
         assert (with_ / "runs" / name).read_bytes() == (without / "runs" / name).read_bytes()
-    for name in ("per_query.jsonl", "summary.md"):
-        assert (with_ / name).read_bytes() == (without / name).read_bytes()
+    assert (with_ / "per_query.jsonl").read_bytes() == (without / "per_query.jsonl").read_bytes()
+    # the summary is the same, followed by MTEB's six and their mean
+    summary, plain = (with_ / "summary.md").read_text(), (without / "summary.md").read_text()
+    assert summary.startswith(plain.rstrip("\n") + "\n\n## MTEB's CoREB(v1): six tasks, one mean")
+    assert "CoREB(v1)" not in plain
     a = json.loads((with_ / "results.json").read_text())
     b = json.loads((without / "results.json").read_text())
     assert a["rows"] == b["rows"]
@@ -124,7 +132,7 @@ def test_the_coreb_files_are_those_of_a_run_without_mteb_extras(evaluated):
     for data in (a, b):
         data.pop("retrieval_seconds")
     a.pop("mteb")
-    a.pop("mteb_reranking")  # the lists, scored beside the CoREB runs
+    a.pop("mteb_tasks")  # MTEB's six, scored beside the CoREB runs
     assert a == b
 
 
@@ -162,3 +170,18 @@ def test_a_put_back_document_must_be_an_exclusion(evaluated, tmp_path):
     path.unlink()
     with pytest.raises(ValueError, match=r"no run file mteb/excluded/c2c_cross_lang.trec"):
         write_mteb_submission([folder], tmp_path / "s", model_name=NAME, revision=REV)
+
+
+def test_the_card_shows_the_coreb_v1_mean_beside_mtebs_reference_rows(evaluated, tmp_path):
+    results = read_results(evaluated["with"])
+    main_scores = {task: v["main_score"] for task, v in results.mteb_tasks.items()}
+    assert main(["card", "model", str(evaluated["with"]), "--out", str(tmp_path / "card"),
+                 "--dataset-id", "org/coreb"]) == 0  # fmt: skip
+    card = (tmp_path / "card" / "README.md").read_text()
+    assert "#### MTEB's CoREB(v1): six tasks, one mean" in card
+    ours = next(line for line in card.splitlines() if "(this run)" in line)
+    assert ours.endswith(f"| {100 * coreb_v1_mean(main_scores):.2f} |")
+    assert (
+        "| Qwen/Qwen3-Embedding-0.6B | 41.64 | 89.27 | 37.68 | 27.94 | 88.95 | 39.36 | 54.14 |"
+        in card
+    )

@@ -56,7 +56,13 @@ from coreb_toolkit.builders.hub_folder import (
     write_hub_folder,
 )
 from coreb_toolkit.builders.scratch import reclaim_leftovers, scratch_folder
-from coreb_toolkit.vocabulary import CORPUS_CODE, CORPUS_TEXT, CORPUS_TEXT_ABBREVIATED
+from coreb_toolkit.vocabulary import (
+    CORPUS_CODE,
+    CORPUS_TEXT,
+    CORPUS_TEXT_ABBREVIATED,
+    MTEB_RERANKING_TASKS,
+    MTEB_RETRIEVAL_TASKS,
+)
 
 if TYPE_CHECKING:
     from mteb.abstasks import AbsTask
@@ -68,16 +74,13 @@ MTEB_SPLIT = "test"
 
 MTEB_RETRIEVAL: dict[str, tuple[str, str]] = {
     # main task: (folder = the name of MTEB's dataset, MTEB's task)
-    "t2c": ("coreb-t2c-retrieval", "CorebT2CRetrieval"),
-    "c2t": ("coreb-c2t-retrieval", "CorebC2TRetrieval"),
-    "c2c": ("coreb-c2c-retrieval", "CorebC2CRetrieval"),
+    family: (f"coreb-{family}-retrieval", task)
+    for family, task in MTEB_RETRIEVAL_TASKS.items()
 }
 """Which folder of the export, and which MTEB task, each main task becomes."""
 
 MTEB_RERANKING: dict[str, tuple[str, str]] = {
-    "t2c": ("coreb-t2c-reranking", "CorebT2CReranking"),
-    "c2t": ("coreb-c2t-reranking", "CorebC2TReranking"),
-    "c2c": ("coreb-c2c-reranking", "CorebC2CReranking"),
+    family: (f"coreb-{family}-reranking", task) for family, task in MTEB_RERANKING_TASKS.items()
 }
 """The folder and MTEB task of each main task's 17-candidate reranking lists."""
 

@@ -23,14 +23,16 @@ Write DIR/results/<org>__<model>/<revision>/<Task>.json (MTEB's TaskResult) and 
 then load them back with mteb's ResultCache, offline and validated; the command fails unless
 every file loads with the scores written.
 
-The scores are MTEB's protocol, recomputed from the results' run files (runs/<subtask>.trec)
-pooled per main task: the qrels are the positives only (as in mteb/coreb-*), queries without a
-positive are left out, nothing is excluded. A task whose MTEB figure cannot be derived from our
-runs is not written, and the output says why:
-  CorebC2CRetrieval   our runs drop the c2c anchor, MTEB ranks it
-  CorebC2TRetrieval   unless evaluated with --c2t-canonical-corpus full (MTEB ranks full texts)
-  Coreb*Reranking     MTEB reranks its own candidate lists, ours rerank our first stage
-  any, from a reranked result (a pipeline, not one model)
+All six tasks come from one `coreb evaluate` folder. The scores are MTEB's protocol,
+recomputed from the results' run files: the retrieval tasks from runs/<subtask>.trec pooled per
+main task (the qrels are the positives only, as in mteb/coreb-*; queries without a positive are
+left out; nothing is excluded), with mteb/excluded/ (the c2c anchor MTEB ranks) and
+mteb/full_text/ (the full texts MTEB's C2T ranks) put in; the reranking tasks (MAP@10) from
+mteb/reranking/<task>.trec, the first stage's scores of the 17-candidate lists that
+`coreb build --mteb` exports. A task whose MTEB figure cannot be derived is not written, and the
+output says why: results without those files (older schema versions, --query-sample,
+mteb_runs=False), a main task whose subtasks were evaluated in part, and any task from a
+reranked result (a pipeline, not one model).
 DIR/NOTES.md lists what was written and what was not, and why.
 
 The results must record the dataset revision they were scored on (the build's fingerprint, as
@@ -110,7 +112,8 @@ def mteb(args: SubmitMtebArguments) -> int:
     print(f"wrote {sub.model_dir} (validated by mteb's ResultCache, offline):")
     for task, values in sub.scores.items():
         print(f"  {task}: main score {values['main_score']:.6f} over {sub.n_queries[task]} queries")
-    print("not written (no MTEB figure derivable from these runs):")
+    if sub.skipped:
+        print("not written (no MTEB figure derivable from these runs):")
     for task, why in sub.skipped.items():
         print(f"  {task}: {why}")
     for note in sub.notes:

@@ -1,0 +1,152 @@
+"""MTEB's six CoREB(v1) tasks, scored inside a ``coreb evaluate`` run.
+
+The three ``Coreb*Retrieval`` tasks are the run's own rankings pooled per main task as MTEB's
+datasets hold them (:func:`eval_metrics.mteb_protocol.pool_positives`: positives only, the c2c
+anchor ranked, C2T against the full texts); the three ``Coreb*Reranking`` tasks are the
+17-candidate lists of :mod:`coreb_toolkit.builders.coreb.reranking` (those ``coreb build --mteb``
+exports), scored by the first stage from what it already holds
+(:meth:`coreb_toolkit.retrieval.base.Retriever.score`). ``coreb submit mteb`` recomputes all six
+from the files the run keeps (:mod:`model_cards.mteb_results`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from coreb_toolkit.benchmark.runner import ReleaseInput, _full_text_corpus, stage_line
+from coreb_toolkit.builders.coreb.qrels import QrelsOptions
+from coreb_toolkit.builders.coreb.release import cached_release
+from coreb_toolkit.builders.coreb.subtask_data import subtasks_by_release
+from coreb_toolkit.builders.hub_folder import is_hub_folder
+from coreb_toolkit.retrieval.base import Retriever
+from coreb_toolkit.vocabulary import CORPUS_CODE, CORPUS_TEXT, MAIN_TASKS, main_task_key
+
+
+def score_mteb_tasks(
+    retriever: Retriever,
+    item: ReleaseInput,
+    ranked: Mapping[str, dict],
+    full_runs: Mapping[str, dict],
+    source: str,
+    options: Any = None,
+    *,
+    top_k: int,
+    progress: bool = True,
+) -> tuple[dict[str, dict], dict[str, dict[str, Any]]]:
+    """``(list runs by main task, {MTEB task: figures})`` of one release's first stage:
+    ``ranked`` are its runs before exclusion, ``full_runs`` the full-text runs of the subtasks
+    that ranked the abbreviated texts. Main tasks whose subtasks are not all in ``item`` give
+    nothing (MTEB pools all of them)."""
+    families = _families(subtasks_by_release(source, options).get(item.name, []), item.subtasks)
+    tasks = _mteb_retrieval(item, ranked, full_runs, families, top_k)
+    lists = mteb_lists(source, item.name, item.subtasks, options)
+    runs, scored = _score_lists(retriever, item, lists, progress, source, options)
+    return runs, {**tasks, **scored}
+
+
+def _families(available: Sequence[str], selected: Collection[str]) -> dict[str, list[str]]:
+    """``{main task: its subtasks}`` of the main tasks (T2C, C2T, C2C) whose subtasks are all
+    ``selected``: MTEB pools every subtask of a main task, so a part gives no MTEB figure."""
+    out: dict[str, list[str]] = {}
+    for family in MAIN_TASKS:
+        names = [s for s in available if main_task_key(s) == family]
+        if names and all(s in selected for s in names):
+            out[family] = names
+    return out
+
+
+def _mteb_retrieval(
+    item: ReleaseInput,
+    ranked: Mapping[str, dict],
+    full_runs: Mapping[str, dict],
+    families: Mapping[str, list[str]],
+    top_k: int,
+) -> dict[str, dict[str, Any]]:
+    """MTEB's ``Coreb*Retrieval`` scores of the runs before exclusion (MTEB ranks the c2c
+    anchor), with the full-text runs where the subtask ranked the abbreviated texts, pooled
+    per main task as MTEB's datasets hold them (:func:`eval_metrics.mteb_protocol.
+    pool_positives`); the same figures ``coreb submit mteb`` recomputes from the files."""
+    from coreb_toolkit.vocabulary import MTEB_RETRIEVAL_TASKS
+    from eval_metrics.mteb_protocol import K_VALUES, mteb_metrics, pool_positives
+
+    out: dict[str, dict[str, Any]] = {}
+    for family, names in families.items():
+        parts = [(s, item.subtasks[s].qrels, full_runs.get(s, ranked[s])) for s in names]
+        qrels, run, _ = pool_positives(parts)
+        if not qrels:
+            continue
+        metrics = mteb_metrics(qrels, run, [k for k in K_VALUES if k <= top_k])
+        main = metrics.get("ndcg_at_10")
+        if main is None:  # runs shallower than 10
+            continue
+        out[MTEB_RETRIEVAL_TASKS[family]] = {
+            "main_score": main, "n_queries": len(qrels), "scores": metrics,
+        }  # fmt: skip
+    return out
+
+
+def mteb_lists(
+    source: str, release: str, selected: Collection[str], options: Any = None
+) -> dict[str, list]:
+    """``{main task: [RerankingList, ...]}``: MTEB's reranking lists of ``release``
+    (:mod:`coreb_toolkit.builders.coreb.reranking`, the lists ``coreb build --mteb`` exports),
+    for each main task whose subtasks are all ``selected`` (MTEB pools all of them)."""
+    from coreb_toolkit.builders.coreb.reranking import folder_lists, release_lists
+
+    available = subtasks_by_release(source, options).get(release, [])
+    out: dict[str, list] = {}
+    for family, names in _families(available, selected).items():
+        if is_hub_folder(source):
+            lists = folder_lists(source, release, names, family)
+        else:
+            read = cached_release(source, options or QrelsOptions())
+            lists = release_lists(read.releases[release], family)
+        scored = [x for x in lists if x.scored]
+        if scored:
+            out[family] = scored
+    return out
+
+
+def _score_lists(
+    retriever: Retriever,
+    item: ReleaseInput,
+    lists: Mapping[str, list],
+    progress: bool,
+    source: str,
+    options: Any,
+) -> tuple[dict[str, dict], dict[str, dict[str, Any]]]:
+    """The first stage's scores of every list (``{main task: run}``) and what results.json
+    records of them (MTEB's metrics over the lists, the pairs scored)."""
+    from coreb_toolkit.builders.coreb.mteb import MTEB_RERANKING
+    from coreb_toolkit.builders.coreb.reranking import LIST_SIZE, RERANKING_CORPUS
+    from eval_metrics.mteb_protocol import mteb_metrics
+
+    runs: dict[str, dict] = {}
+    recorded: dict[str, dict[str, Any]] = {}
+    for family, family_lists in lists.items():
+        corpus_name = RERANKING_CORPUS[family]
+        if corpus_name == CORPUS_TEXT:
+            _full_text_corpus(source, item.name, item.corpora, options)  # loaded once
+        started = time.perf_counter()
+        run = retriever.score(
+            {x.query_id: x.query for x in family_lists},
+            item.corpora[corpus_name],
+            {x.query_id: x.candidates for x in family_lists},
+            query_type=MAIN_TASKS[family].query_type,
+            document_type="code" if corpus_name == CORPUS_CODE else "text",
+        )
+        qrels = {x.query_id: {d: int(d in x.positives) for d in x.candidates} for x in family_lists}
+        metrics = mteb_metrics(qrels, run)
+        task = MTEB_RERANKING[family][1]
+        pairs = sum(len(x.candidates) for x in family_lists)
+        runs[family] = run
+        recorded[task] = {
+            "main_score": metrics["map_at_10"], "n_queries": len(family_lists), "n_pairs": pairs,
+            "list_size": LIST_SIZE, "seed": 0, "scores": metrics,
+        }  # fmt: skip
+        stage_line(progress, "%s %s: %d lists, %d pairs scored in %.1f s (MAP@10 %.4f)",
+                   item.name, task, len(family_lists), pairs,
+                   time.perf_counter() - started, metrics["map_at_10"])  # fmt: skip
+    return runs, recorded
