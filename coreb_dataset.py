@@ -85,6 +85,7 @@ from coreb_toolkit.builders.coreb.reranking import (
     records,
     release_lists,
     reranking_lists,
+    write_reranking_records,
 )
 from coreb_toolkit.builders.coreb.rows import (
     CORPUS_FEATURES,
@@ -353,4 +354,5 @@ __all__ = [
     "subtask_rows",
     "write_hub_folder",
     "write_parquet",
+    "write_reranking_records",
 ]

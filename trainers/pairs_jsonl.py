@@ -19,7 +19,7 @@ from trainers.examples import ExampleOptions, _example, _Miner, _sample
 logger = logging.getLogger(__name__)
 
 _PAIR_FIELDS = ("query", "positive", "positives", "negatives", "instruction",
-                "source_problem_id", "id")  # fmt: skip
+                "source_problem_id", "id", "main_task")  # fmt: skip
 
 
 def _text_list(where: str, field_name: str, value: Any, *, allow_empty: bool) -> list[str]:
@@ -47,7 +47,13 @@ def _pair_row(where: str, row: Any) -> dict[str, Any]:
     key = "positive" if "positive" in row else "positives"
     positives = _text_list(where, key, row[key], allow_empty=False)
     negatives = _text_list(where, "negatives", row.get("negatives", []), allow_empty=True)
-    instruction = row.get("instruction", MAIN_TASKS["t2c"].instruction)
+    main_task = row.get("main_task", "t2c")
+    if main_task not in MAIN_TASKS:
+        raise ValueError(
+            f"{where}: 'main_task' must be one of {', '.join(MAIN_TASKS)} when given, got "
+            f"{main_task!r}"
+        )
+    instruction = row.get("instruction", MAIN_TASKS[main_task].instruction)
     if not isinstance(instruction, str) or not instruction.strip():
         raise ValueError(f"{where}: 'instruction' must be a non-empty string when given")
     pid = row.get("source_problem_id")
@@ -60,7 +66,7 @@ def _pair_row(where: str, row: Any) -> dict[str, Any]:
     if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int))):
         raise ValueError(f"{where}: 'id' must be a string or an integer when given")
     return {"query": query, "positives": positives, "negatives": negatives,
-            "instruction": instruction, "pid": pid, "id": qid}  # fmt: skip
+            "instruction": instruction, "pid": pid, "id": qid, "main_task": main_task}  # fmt: skip
 
 
 def _pairs_mined(
@@ -101,13 +107,16 @@ def pairs_jsonl_examples(
          "negatives": ["...", ...],          # optional: hard negatives to draw from, "no"
          "instruction": "...",               # optional: default the T2C instruction
          "source_problem_id": "...",         # required: disjointness and the split use it
+         "main_task": "t2c" | "c2t" | "c2c", # optional: default t2c (and its instruction)
          "id": "..."}                        # optional: default <file stem>:<line>
 
     As a CoREB record: each positive appears ``positive_copies`` times (``"yes"``);
     ``hard_negatives`` of the given negatives are drawn (seeded), and a row with fewer is topped
     up with mined negatives (the positives of other problems that ``miner`` ranks first for its
     query); ``easy_negatives`` random positives of rows of other problems are easy negatives.
-    Rows are ``main_task`` ``t2c``, ``subtask`` ``pairs_jsonl``, ``release`` the file's stem.
+    Rows are their ``main_task`` (default ``t2c``), ``subtask`` ``pairs_jsonl``, ``release`` the
+    file's stem; easy negatives are drawn from rows of the same main task. ``coreb build
+    --reranking-records`` writes CoREB's records in this format.
 
     Raises:
         ValueError: a bad row, naming ``file:line`` and the field.
@@ -138,7 +147,12 @@ def pairs_jsonl_examples(
     # the easy-negative pool: every row's positives, with their problem
     pool = [(f"{qid}#pos{j}", text, row["pid"])
             for qid, row in rows for j, text in enumerate(row["positives"])]  # fmt: skip
-    mined = _pairs_mined(file, rows, pool, options)
+    task_of = {f"{qid}#pos{j}": row["main_task"]
+               for qid, row in rows for j in range(len(row["positives"]))}  # fmt: skip
+    mined: dict[str, list[tuple[str, str, str]]] = {}
+    for task in dict.fromkeys(row["main_task"] for _, row in rows):  # each main task its own
+        mined.update(_pairs_mined(file, [(q, r) for q, r in rows if r["main_task"] == task],
+                                  [p for p in pool if task_of[p[0]] == task], options))  # fmt: skip
     examples: list[dict[str, str]] = []
     for qid, row in rows:
         docs = [("positive", f"{qid}#pos{j}", text, row["pid"])
@@ -151,7 +165,8 @@ def pairs_jsonl_examples(
                  for d, text in _sample(rng, negatives, options.hard_negatives)]  # fmt: skip
         docs += [("mined_negative", *p) for p in mined.get(qid, [])]
         taken = {d for _, d, _, _ in docs}
-        others = [p for p in pool if p[2] != row["pid"] and p[0] not in taken]
+        others = [p for p in pool if p[2] != row["pid"] and p[0] not in taken
+                  and task_of[p[0]] == row["main_task"]]  # fmt: skip
         docs += [("easy_negative", *p) for p in _sample(rng, others, options.easy_negatives)]
         for kind, doc_id, text, doc_pid in docs:
             examples.append(
@@ -160,7 +175,7 @@ def pairs_jsonl_examples(
                     query=row["query"],
                     document=text,
                     kind=kind,
-                    main_task="t2c",
+                    main_task=row["main_task"],
                     subtask="pairs_jsonl",
                     release=file.stem,
                     query_id=qid,

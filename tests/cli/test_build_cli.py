@@ -145,3 +145,38 @@ def test_mteb_and_out_must_not_overlap(tmp_path, capsys, mteb):
     assert info.value.code == 2
     assert "--mteb and --out must be separate folders" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_build_writes_the_reranking_records_the_trainer_reads(tmp_path, capsys):
+    import json
+
+    from trainers.examples import ExampleOptions, generate_examples
+
+    release = R.write_release(tmp_path / "release")
+    records = tmp_path / "records"
+    assert main(["build", str(release), "--out", str(tmp_path / "coreb"),
+                 "--reranking-records", str(records)]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert f"wrote {records}: {R.V2}.jsonl (" in out
+    assert sorted(p.name for p in records.iterdir()) == sorted(
+        ["README.md", f"{R.V2}.jsonl", f"{R.V3}.jsonl"]
+    )
+    rows = [json.loads(line) for line in (records / f"{R.V3}.jsonl").read_text().splitlines()]
+    # one record per (query, positive) of every query with a positive: the release's own
+    positives = {(q, d) for name in ("text2code_qrels", "code2text_qrels", "code2code_qrels")
+                 for q, d, r in R.V3_QRELS[name] if r == 2}  # fmt: skip
+    assert {tuple(r["id"].split("/")) for r in rows} == positives
+    assert {r["main_task"] for r in rows} == {"t2c", "c2t", "c2c"}
+    # the trainer reads the file as it is: each positive twice ("yes"), its hard negatives "no"
+    examples = generate_examples([f"pairs_jsonl:{records / f'{R.V3}.jsonl'}"], ExampleOptions())
+    yes = [e for e in examples if e["answer"] == "yes"]
+    assert len(yes) == 2 * len(rows)
+    assert {e["main_task"] for e in examples} == {"t2c", "c2t", "c2c"}
+    # written again only with --force, and never over the release or the other outputs
+    with pytest.raises(SystemExit):
+        main(["build", str(release), "--out", str(tmp_path / "coreb2"),
+              "--reranking-records", str(records)])  # fmt: skip
+    with pytest.raises(SystemExit):
+        main(["build", str(release), "--out", str(tmp_path / "c3"), "--force",
+              "--reranking-records", str(tmp_path / "c3" / "records")])  # fmt: skip
+    assert "must be separate folders" in capsys.readouterr().err

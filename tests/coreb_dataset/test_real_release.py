@@ -239,3 +239,11 @@ def test_reranking_records_are_the_official_splits(real_release):
     # mteb's statistics: T2C 2,249, C2T 1,010, C2C 623 query rows
     assert sum(count(V2, scored_only=False).values()) == 4173
     assert count(V3, scored_only=True) == {"t2c": 2249, "c2t": 1010, "c2c": 623}
+
+
+def test_the_records_folder_holds_the_official_train_split(real_release, tmp_path):
+    counts = coreb_dataset.write_reranking_records(real_release, tmp_path / "records")
+    # v2602: every (query, positive), the 4,173 train records; v2603: 2,814 + 1,010 + 623
+    assert counts == {V2: 4173, V3: 2814 + 1010 + 623}
+    lines = (tmp_path / "records" / f"{V2}.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 4173

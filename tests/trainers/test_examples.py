@@ -223,6 +223,24 @@ def test_pairs_jsonl(tmp_path):
     }
 
 
+def test_pairs_jsonl_keeps_each_main_task_to_itself(tmp_path):
+    # a c2t row's text is never a t2c query's negative, nor the other way round
+    rows = [
+        {"query": "sort a list", "positive": "sorted(x)", "source_problem_id": "u1"},
+        {"query": "add two ints", "positive": "a + b", "source_problem_id": "u2"},
+        {"query": "sorted(x)", "positive": "Sort the list.", "negatives": ["Reverse it."],
+         "source_problem_id": "u1", "main_task": "c2t"},
+        {"query": "a + b", "positive": "Add two integers.", "negatives": ["Subtract."],
+         "source_problem_id": "u2", "main_task": "c2t"},
+    ]  # fmt: skip
+    got = pairs_jsonl_examples(_pairs(tmp_path / "p.jsonl", rows), ExampleOptions())
+    for e in got:
+        texts = e["main_task"] == "c2t"
+        assert e["document"].endswith(".") == texts, e
+    c2t = [e for e in got if e["main_task"] == "c2t"]
+    assert {e["instruction"] for e in c2t} == {MAIN_TASKS["c2t"].instruction}
+
+
 @pytest.mark.parametrize(("hard", "given", "mined"), [(0, 0, 0), (1, 1, 0), (2, 2, 0), (4, 3, 1)])
 def test_pairs_jsonl_honours_hard_negatives_like_a_coreb_record(tmp_path, hard, given, mined):
     rows = [
@@ -252,7 +270,9 @@ def test_pairs_jsonl_honours_hard_negatives_like_a_coreb_record(tmp_path, hard, 
      ('{"query": "q", "positive": "p", "negatives": [1], "source_problem_id": "x"}',
       "'negatives' must be"),
      ('{"query": "q", "positive": "p", "source_problem_id": "x", "label": 1}',
-      r"unknown field\(s\) \['label'\]")],
+      r"unknown field\(s\) \['label'\]"),
+     ('{"query": "q", "positive": "p", "source_problem_id": "x", "main_task": "x2y"}',
+      "'main_task' must be one of t2c, c2t, c2c")],
 )  # fmt: skip
 def test_pairs_jsonl_errors_name_file_line_and_field(tmp_path, line, message):
     good = {"query": "q0", "positive": "p0", "source_problem_id": "x0"}

@@ -33,6 +33,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from coreb_toolkit.vocabulary import CORPUS_CODE, CORPUS_TEXT
@@ -221,13 +222,105 @@ def folder_lists(
     return reranking_lists(family, rows, corpus, list_size=list_size, seed=seed, release=release)
 
 
+def record_rows(data: Any, *, list_size: int = LIST_SIZE, seed: int = 0) -> list[dict[str, Any]]:
+    """One release's records as rows of ``pairs_jsonl`` (:mod:`trainers.pairs_jsonl`), the
+    format ``coreb train reranker --train-sources pairs_jsonl:FILE`` reads: one row per (query,
+    positive) -- the official reranker dataset's records -- with its texts: ``query``,
+    ``positive``, ``negatives`` (the hard negatives), the main task's instruction and
+    ``main_task``, ``source_problem_id`` and ``id`` (``<query id>/<positive id>``)."""
+    from coreb_toolkit.builders.coreb.rows import corpus_rows
+    from coreb_toolkit.vocabulary import MAIN_TASKS
+
+    rows: list[dict[str, Any]] = []
+    for family in FAMILIES:
+        texts = {r["doc_id"]: r["text"] for r in corpus_rows(data, RERANKING_CORPUS[family])}
+        for item in release_lists(data, family, list_size=list_size, seed=seed):
+            if item.problem is None:
+                raise ValueError(
+                    f"{data.name}: query {item.query_id} names no source_problem_id; a training "
+                    "record needs one (it keeps training problems apart from evaluation ones)"
+                )
+            for doc in item.positives:
+                rows.append({
+                    "id": f"{item.query_id}/{doc}",
+                    "query": item.query,
+                    "positive": texts[doc],
+                    "negatives": [texts[d] for d in item.hard_negatives],
+                    "instruction": MAIN_TASKS[family].instruction,
+                    "main_task": family,
+                    "source_problem_id": item.problem,
+                })  # fmt: skip
+    return rows
+
+
+def write_reranking_records(
+    release: Any, out_dir: str | Path, *, overwrite: bool = False
+) -> dict[str, int]:
+    """Write every release's records (:func:`record_rows`) to ``out_dir/<release>.jsonl`` with a
+    README, in one rename; returns ``{release: records}``. On the published releases,
+    ``release_v2602.jsonl`` holds the 4,173 records of the official train split.
+
+    Raises:
+        ValueError: an output that would touch the release or user data.
+        FileExistsError: ``out_dir`` exists and ``overwrite`` is false.
+    """
+    import json
+    import shutil
+
+    from coreb_toolkit.builders.hub_folder import check_destination, replace_folder
+    from coreb_toolkit.builders.scratch import scratch_folder
+
+    names = sorted(release.releases)
+    inputs = (*release.inputs, release.path)
+    out = check_destination(
+        out_dir, overwrite=overwrite, inputs=inputs, keep=[f"{n}.jsonl" for n in names],
+        label="--reranking-records",
+    )  # fmt: skip
+    tmp = scratch_folder(out)
+    counts: dict[str, int] = {}
+    try:
+        for name in names:
+            rows = record_rows(release.releases[name])
+            with open(tmp / f"{name}.jsonl", "w", encoding="utf-8") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            counts[name] = len(rows)
+        lines = "\n".join(f"| `{n}.jsonl` | {c:,} |" for n, c in counts.items())
+        (tmp / "README.md").write_text(_RECORDS_README.format(lines=lines), encoding="utf-8")
+        replace_folder(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return counts
+
+
+_RECORDS_README = """# CoREB reranking records
+
+Written by `coreb build --reranking-records`: one JSON object a line per (query, positive), the
+records of the official reranker dataset (`hq-bench/coreb-code-reranker-train-test-dataset`:
+train = every v2602 record, 4,173; test = the v2603 records whose query has a hard negative,
+3,882, the rows of MTEB's `Coreb*Reranking`), in the `pairs_jsonl` format that
+`coreb train reranker --train-sources pairs_jsonl:FILE` reads (`query`, `positive`, `negatives`:
+the hard negatives, `instruction`, `main_task`, `source_problem_id`, `id`).
+
+| file | records |
+|---|---|
+{lines}
+
+Train on the older release and test on the newer: `coreb train reranker` refuses a training
+problem shared with its `--eval-sources` (CoREB §4.3: problem-level disjointness).
+"""
+
+
 __all__ = [
     "FAMILIES",
     "LIST_SIZE",
     "RERANKING_CORPUS",
     "RerankingList",
     "folder_lists",
+    "record_rows",
     "records",
     "release_lists",
     "reranking_lists",
+    "write_reranking_records",
 ]

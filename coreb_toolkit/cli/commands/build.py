@@ -44,7 +44,15 @@ own CoREB datasets: DIR/coreb-{t2c,c2t,c2c}-retrieval/, each pooling one main ta
 corpus, queries, default; split test) so that MTEB's stock CorebT2CRetrieval,
 CorebC2TRetrieval and CorebC2CRetrieval evaluate it with only the dataset path and revision
 overridden, plus {subtask}-corpus/-queries/-qrels configs. Qrels hold the positives only (MTEB
-credits any score > 0); each folder's card says where MTEB's protocol differs from CoREB's."""
+credits any score > 0); each folder's card says where MTEB's protocol differs from CoREB's. It
+also writes MTEB's three reranking tasks, DIR/coreb-{t2c,c2t,c2c}-reranking/ (configs corpus,
+queries, default, top_ranked: 17 candidates per query, CorebT2CReranking and kin, MAP@10): every
+judged document of a query with a positive and a hard negative, and easy negatives of other
+problems (coreb_toolkit.builders.coreb.reranking says how, and what mteb's statistics fix).
+
+--reranking-records DIR writes every release's records -- one per (query, positive), with its
+hard negatives: the official reranker dataset's (v2602: 4,173, its train split) -- to
+DIR/<release>.jsonl, which `coreb train reranker --train-sources pairs_jsonl:FILE` reads."""
 
 
 @dataclass
@@ -77,10 +85,21 @@ class BuildArguments:
             "help": "the release --mteb exports (MTEB has one split); default the latest",
         },
     )
+    reranking_records: Path | None = field(
+        default=None,
+        metadata={
+            "metavar": "DIR",
+            "help": "also write every release's reranking records (one per query and positive, "
+            "the official reranker dataset's) to DIR/<release>.jsonl, in the pairs_jsonl "
+            "format `coreb train reranker` reads",
+        },
+    )
     license: str = field(default="apache-2.0", metadata={"help": "license in the card"})
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
+        if self.reranking_records is not None:
+            self.reranking_records = Path(self.reranking_records)
         if self.mteb is not None:
             self.mteb = Path(self.mteb)
         elif self.mteb_release is not None:
@@ -90,7 +109,11 @@ class BuildArguments:
 
 
 def run(args: BuildArguments, options: coreb_dataset.QrelsOptions) -> int:
-    targets = [("--out", args.out)] + ([("--mteb", args.mteb)] if args.mteb is not None else [])
+    targets = [("--out", args.out)] + [
+        (flag, path)
+        for flag, path in (("--mteb", args.mteb), ("--reranking-records", args.reranking_records))
+        if path is not None
+    ]
     for _, target in targets:
         if os.path.lexists(target) and not args.force:
             raise ValueError(f"{target} exists; add --force to replace it")
@@ -99,19 +122,24 @@ def run(args: BuildArguments, options: coreb_dataset.QrelsOptions) -> int:
     # against every file the read found.
     local = coreb_dataset.local_inputs(args.release)
     # the MTEB export is a folder of Hub folders, with its own destination rules
+    records_keep = [] if args.reranking_records is None else _records_files(args.reranking_records)
     check = {
         "--out": coreb_dataset.check_destination,
         "--mteb": coreb_dataset.check_mteb_destination,
+        "--reranking-records": lambda target, **kw: coreb_dataset.check_destination(
+            target, keep=records_keep, **kw
+        ),
     }
     for flag, target in targets:
         check[flag](target, overwrite=args.force, inputs=local, label=flag)
-    if args.mteb is not None:
-        out, mteb = args.out.resolve(), args.mteb.resolve()
-        if out == mteb or out in mteb.parents or mteb in out.parents:
-            raise ValueError(
-                f"--mteb and --out must be separate folders, neither inside the other: "
-                f"--out {args.out}, --mteb {args.mteb}"
-            )
+    for i, (flag_a, a) in enumerate(targets):
+        for flag_b, b in targets[i + 1 :]:
+            ra, rb = a.resolve(), b.resolve()
+            if ra == rb or ra in rb.parents or rb in ra.parents:
+                raise ValueError(
+                    f"{flag_b} and {flag_a} must be separate folders, neither inside the other: "
+                    f"{flag_a} {a}, {flag_b} {b}"
+                )
     release = coreb_dataset.read_release(args.release, options)
     if args.mteb_release is not None and args.mteb_release not in release.releases:
         raise ValueError(
@@ -150,7 +178,20 @@ def run(args: BuildArguments, options: coreb_dataset.QrelsOptions) -> int:
                 f"note: {folder}: {len(ids)} quer{'y' if len(ids) == 1 else 'ies'} without a "
                 "positive left out (an MTEB task cannot hold them; CoREB scores them 0)"
             )
+    if args.reranking_records is not None:
+        counts = coreb_dataset.write_reranking_records(
+            release, args.reranking_records, overwrite=args.force
+        )
+        written = ", ".join(f"{name}.jsonl ({n:,} records)" for name, n in counts.items())
+        print(f"wrote {args.reranking_records}: {written}")
     return 0
+
+
+def _records_files(folder: Path) -> list[str]:
+    """The files a records folder may hold (what an earlier --reranking-records wrote)."""
+    if not folder.is_dir():
+        return []
+    return [p.name for p in folder.iterdir() if p.suffix == ".jsonl"]
 
 
 def audit_lines(audit: dict[str, dict[str, dict]]) -> list[str]:
