@@ -19,9 +19,10 @@ embedding, dataset or results cache shared with another contender or an earlier 
    subtasks; ``full`` is the C2T corpus view the official runner and MTEB rank, so that the
    protocols coincide.
 2. **mteb**: ``mteb.evaluate(SentenceTransformerEncoderWrapper(SentenceTransformer(minilm)),
-   [CorebT2CRetrieval, CorebC2TRetrieval, CorebC2CRetrieval], cache=None)``, mteb's stock task
-   classes pointed at the export (``coreb_dataset.load_mteb_task``: dataset path and revision
-   only).
+   [CorebT2CRetrieval, CorebC2TRetrieval, CorebC2CRetrieval, CorebT2CReranking,
+   CorebC2TReranking, CorebC2CReranking], cache=None)`` -- MTEB's CoREB(v1) whole -- mteb's
+   stock task classes pointed at the export (``coreb_dataset.load_mteb_task``: dataset path and
+   revision only; the reranking tasks read the export's 17-candidate lists).
 3. **official**: the ``coreb==0.1.0`` package (``coreb_runner``, installed ``--no-deps``). Its
    ``CodeEmbEvalRunner`` cannot run as shipped: it imports ``registrable`` and ``easyllm_kit``
    (not installed here), and even with them it hands ``CoREBEvaluation`` a list of tasks where
@@ -59,6 +60,11 @@ Scores and agreement (|diff| <= 1e-4):
   as ``coreb submit mteb`` does (``model_cards.mteb_results.pooled_run`` + ``mteb_metrics``)
   against mteb's ``main_score``; C2C too, from the anchor scores ``coreb evaluate`` keeps in
   ``mteb/excluded/`` beside the runs (MTEB ranks the anchor; our runs drop it).
+* ours vs mteb on the three reranking tasks: MAP@10 of the lists as our run scored them
+  (``results.json``'s ``mteb_tasks``) against mteb's ``main_score``; the retrieval tasks are
+  checked against ``mteb_tasks`` too, and the CoREB(v1) mean of each side is printed.
+* the six-task run's cost: ``score_mteb_tasks`` (MTEB's six scored inside the run) is timed in
+  the ours child, and the run's wall against the wall without it is printed (target <= 1.05).
 * ours vs the official evaluator on our runs (``EvaluateRetrieval.evaluate`` on
   ``runs/<subtask>.trec``, as ``tests/benchmark/test_real_benchmark.py`` does): every subtask.
 * ours vs the official runner's own per-subtask nDCG@10 (``--official-per subtask``): expected
@@ -146,8 +152,30 @@ def minilm_path() -> str:
     return resolve_model("minilm")[0]
 
 
+def time_mteb_stage() -> dict:
+    """Time ``score_mteb_tasks`` (MTEB's six tasks scored inside the run: the pooled retrieval
+    metrics and the 17-candidate lists), so that the run's cost without it is known from the
+    same run."""
+    import coreb_toolkit.benchmark.mteb_tasks as mteb_tasks
+
+    spent = {"mteb_stage_s": 0.0}
+    inner = mteb_tasks.score_mteb_tasks
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent["mteb_stage_s"] += time.perf_counter() - start
+
+    mteb_tasks.score_mteb_tasks = timed  # the runner imports it at call time
+    return spent
+
+
 def child_ours(spec: dict) -> dict:
     from coreb_toolkit.cli.main import main
+
+    spent = time_mteb_stage()
 
     argv = ["evaluate", "--dataset", spec["build"], "--releases", spec["release"],
             "--model", "minilm", "--cache-dir", spec["cache_dir"], "--out", spec["out"],
@@ -158,12 +186,18 @@ def child_ours(spec: dict) -> dict:
     if rc:
         raise SystemExit(f"coreb evaluate exited {rc}")
     (results_json,) = Path(spec["out"]).glob(f"*/{spec['release']}/results.json")
-    rows = json.loads(results_json.read_text(encoding="utf-8"))["rows"]
+    data = json.loads(results_json.read_text(encoding="utf-8"))
+    rows = data["rows"]
     return {
         "argv": ["coreb", *argv],
         "results_dir": str(results_json.parent),
         "ndcg_at_10": {r["name"]: r["ndcg_at_10"] for r in rows},
         "levels": {r["name"]: r["level"] for r in rows},
+        "mteb_tasks": {t: v["main_score"] for t, v in (data.get("mteb_tasks") or {}).items()},
+        "mteb_pairs": {
+            t: v["n_pairs"] for t, v in (data.get("mteb_tasks") or {}).items() if "n_pairs" in v
+        },
+        **spent,
     }
 
 
@@ -179,6 +213,9 @@ def child_mteb(spec: dict) -> dict:
         folder = Path(spec["export"]) / FAMILIES[family][2]
         subs = [s for s in spec["subtasks"] if s.startswith(family)] if spec["subtasks"] else None
         tasks.append(load_mteb_task(folder, subtasks=subs) if subs else load_mteb_task(folder))
+    if not spec["subtasks"]:  # the benchmark: MTEB's CoREB(v1) whole, its reranking tasks too
+        tasks += [load_mteb_task(Path(spec["export"]) / f"coreb-{family}-reranking")
+                  for family in spec["families"]]  # fmt: skip
     result = mteb.evaluate(mteb.models.SentenceTransformerEncoderWrapper(model), tasks,
                            cache=None, show_progress_bar=False)  # fmt: skip
     scores = {}
@@ -493,6 +530,14 @@ def main(argv: list[str] | None = None) -> int:
         ours_subtasks = [n for n, lvl in rows["ours"]["levels"].items() if lvl == "subtask"]
         for key, score in rows["mteb"]["scores"].items():
             task, subset = key.split("/")
+            if task.endswith("Reranking"):  # the lists, scored by our run (results.json)
+                mine = rows["ours"]["mteb_tasks"].get(task)
+                if mine is None:
+                    print(f"  {key}: mteb {score['main_score']:.5f}, no list scores in ours")
+                else:
+                    check(f"mteb {key} vs ours (the run's lists)", mine, score["main_score"],
+                          checks)  # fmt: skip
+                continue
             family = next(f for f, t in MTEB_TASKS.items() if t == task)
             if subset.startswith("c2t_canonical_retro"):
                 print(f"  {key}: mteb {score['main_score']:.5f} (its subtask config ranks the "
@@ -502,6 +547,9 @@ def main(argv: list[str] | None = None) -> int:
                 else [subset]  # fmt: skip
             mine = ours_mteb_protocol(rows["ours"], build, pool)
             check(f"mteb {key} vs ours on MTEB's protocol", mine, score["main_score"], checks)
+            if subset == "default" and task in rows["ours"]["mteb_tasks"]:
+                check(f"mteb {key} vs ours (results.json, scored in the run)",
+                      rows["ours"]["mteb_tasks"][task], score["main_score"], checks)  # fmt: skip
     if "ours" in rows and "official" in rows:
         same = args.official_max_length == 256
         if args.official_per == "task":
@@ -517,6 +565,14 @@ def main(argv: list[str] | None = None) -> int:
                   checks, expect=same)  # fmt: skip
 
     ratios = {}
+    if "ours" in rows and rows["ours"]["mteb_stage_s"]:
+        # the six-task run against the run without MTEB's six scored, from the same run
+        ours = rows["ours"]
+        ratios["ours six tasks/three"] = {
+            "wall": ours["wall_s"] / (ours["wall_s"] - ours["mteb_stage_s"]), "target": 1.05,
+            "met": ours["wall_s"] / (ours["wall_s"] - ours["mteb_stage_s"]) <= 1.05,
+            "mteb_stage_s": ours["mteb_stage_s"], "pairs": sum(ours["mteb_pairs"].values()),
+        }  # fmt: skip
     if "ours" in rows:
         for peer, target in TARGETS.items():
             if peer in rows:
@@ -601,9 +657,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {kind} | {v['wall_s']:.1f} | {v['forward_s']:.1f} | {v['texts']:,} | "
               f"{v['tokens']:,} | {v['peak_rss_mb']:.0f} | {main_scores} |")  # fmt: skip
     for name, r in ratios.items():
+        if "mteb_stage_s" in r:
+            print(f"{name}: wall {r['wall']:.4f} (target <= {r['target']}: "
+                  f"{'met' if r['met'] else 'NOT met'}): MTEB's six scored in "
+                  f"{r['mteb_stage_s']:.2f} s of the run, {r['pairs']:,} list pairs")  # fmt: skip
+            continue
         print(f"{name}: wall {r['wall']:.3f} (target <= {r['target']}: "
               f"{'met' if r['met'] else 'NOT met'}), forward {r['forward']:.3f}, "
               f"texts {r['texts']:.3f}, peak RSS {r['peak_rss']:.3f}")  # fmt: skip
+    from coreb_toolkit.vocabulary import coreb_v1_mean
+
+    six = {"ours": rows.get("ours", {}).get("mteb_tasks", {}),
+           "mteb": {k.split("/")[0]: v["main_score"]
+                    for k, v in rows.get("mteb", {}).get("scores", {}).items()
+                    if k.endswith("/default")}}  # fmt: skip
+    for kind, main in six.items():
+        mean = coreb_v1_mean(main)
+        if mean is not None:
+            print(f"CoREB(v1) mean, {kind}: {mean:.5f} ("
+                  + ", ".join(f"{t.removeprefix('Coreb')} {main[t]:.5f}" for t in sorted(main))
+                  + ")")  # fmt: skip
+    report["coreb_v1"] = {kind: {"tasks": main, "mean": coreb_v1_mean(main)}
+                          for kind, main in six.items()}  # fmt: skip
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if "official" in rows:
         print(f"official runner as shipped: {rows['official']['probe']}")
     print(f"checks: {len(checks)}, disagreements where agreement is expected: "

@@ -66,6 +66,8 @@ MTEB_EXTRA = "pip install coreb-toolkit[mteb]"
 MTEB_SPLIT, MTEB_SUBSET = "test", "default"
 RETRIEVAL_TASKS = MTEB_RETRIEVAL_TASKS
 RERANKING_TASKS = MTEB_RERANKING_TASKS
+RETRIEVAL_MAIN_SCORE, RERANKING_MAIN_SCORE = "ndcg_at_10", "map_at_10"
+"""The main scores of mteb's task metadata (a test checks them against mteb's)."""
 #: a model revision as one folder of MTEB's results layout (results/<org>__<model>/<revision>/):
 #: a commit hash, or a branch / tag name without '/' (a path separator would nest folders)
 REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -160,7 +162,7 @@ def _reranking_scores(
                 )
         qrels = {q: {d: int(d in x.positives) for d in x.candidates} for q, x in wanted.items()}
         metrics = mteb_metrics(qrels, run)
-        scores[task] = {**metrics, "main_score": metrics["map_at_10"]}
+        scores[task] = {**metrics, "main_score": metrics[RERANKING_MAIN_SCORE]}
         n_queries[task] = len(qrels)
         notes.append(_LISTS_NOTE.format(task=task, seed=res.mteb_tasks[task]["seed"]))
 
@@ -334,6 +336,116 @@ def _model_meta(mteb: Any, model: Mapping[str, Any], name: str, revision: str, *
     )
 
 
+@dataclass
+class MtebDerivation:
+    """MTEB's CoREB(v1) scores derived from results folders (:func:`derive_mteb_scores`)."""
+
+    scores: dict[str, dict[str, float]]  # task -> metrics, main_score among them
+    skipped: dict[str, str]  # task -> why no honest figure
+    n_queries: dict[str, int]
+    notes: list[str]
+
+
+def derive_mteb_scores(
+    folders: Sequence[Path], results: Sequence[CorebResults], source: str
+) -> MtebDerivation:
+    """MTEB's six CoREB scores recomputed from ``coreb evaluate`` folders (their run files and
+    ``mteb/``) against the build ``source`` they were evaluated on, nothing written: the
+    derivation :func:`write_mteb_submission` writes and the leaderboard checks claims with.
+
+    Raises:
+        ValueError: a run file that is missing or holds what its subtask or list does not.
+    """
+    first = results[0]
+    expected = first.dataset.get("revision")
+    by_family = _family_subtasks(source, first.release)
+    skipped: dict[str, str] = {}
+    scores: dict[str, dict[str, float]] = {}
+    n_queries: dict[str, int] = {}
+    notes = [
+        f"Scores recomputed from the run files on MTEB's protocol (pooled per main task, "
+        f"positives only, queries without a positive left out, nothing excluded), on the CoREB "
+        f"build {source} (revision {expected}, release {first.release}); the TaskResult's "
+        "dataset_revision is that build's, not the revision of mteb/coreb-*.",
+    ]
+    evaluated: dict[str, tuple[Path, CorebResults]] = {}
+    for folder, res in zip(folders, results, strict=True):
+        for row in res.rows:
+            if row.get("level") != "subtask":
+                continue
+            if row["name"] in evaluated:
+                raise ValueError(
+                    f"subtask {row['name']} is in both {evaluated[row['name']][0]} and {folder}"
+                )
+            evaluated[row["name"]] = (folder, res)
+    for family, task in RETRIEVAL_TASKS.items():
+        subtasks = by_family.get(family, [])
+        if not subtasks:
+            continue
+        missing = [s for s in subtasks if s not in evaluated]
+        if missing:
+            skipped[task] = (
+                f"the results cover {len(subtasks) - len(missing)} of {len(subtasks)} {family} "
+                f"subtasks (missing: {', '.join(missing)}); MTEB pools all of them"
+            )
+            continue
+        owners = {evaluated[s][0]: evaluated[s][1] for s in subtasks}
+        if any(r.reranked for r in owners.values()):
+            skipped[task] = (
+                "not derivable: a reranked result is a pipeline (first stage + reranker); "
+                f"MTEB's {task} scores one model over the whole corpus"
+            )
+            continue
+        abbreviated = [
+            s for s in subtasks
+            if evaluated[s][1].corpora.get(s) == CORPUS_TEXT_ABBREVIATED
+            and s not in _kept(evaluated[s][1])["full_text"]
+        ]  # fmt: skip
+        if abbreviated:
+            views = {r.c2t_canonical_corpus for r in owners.values()}
+            skipped[task] = _WHY_C2T.format(
+                views=", ".join(sorted(views)), missing=", ".join(abbreviated), task=task
+            )
+            continue
+        qrels: dict[str, dict[str, int]] = {}
+        run: dict[str, dict[str, float]] = {}
+        left_out = 0
+        try:
+            for owner, owner_res in owners.items():
+                mine = [s for s in subtasks if evaluated[s][0] == owner]
+                q, r, n = pooled_run(owner, owner_res, source, mine)
+                qrels.update(q)
+                run.update(r)
+                left_out += n
+        except _NotDerivable as why:
+            skipped[task] = str(why)
+            continue
+        for kind, what in (("excluded", "the excluded documents' scores (the c2c anchor) "
+                            "put back into the runs of"),
+                           ("full_text", "the full-text ranking of")):  # fmt: skip
+            used = [s for s in subtasks if s in _kept(evaluated[s][1])[kind]]
+            if used:
+                notes.append(f"{task}: mteb/{kind}/ used: {what} {', '.join(used)}.")
+        if not qrels:
+            skipped[task] = "no query with a positive: MTEB's task would be empty"
+            continue
+        depth = min(r.top_k for r in owners.values())
+        metrics = mteb_metrics(qrels, run, [k for k in K_VALUES if k <= depth])
+        main = RETRIEVAL_MAIN_SCORE  # mteb's metadata of every Coreb*Retrieval task
+        if main not in metrics:
+            skipped[task] = f"the runs are {depth} deep; {main} needs more"
+            continue
+        scores[task] = {**metrics, "main_score": metrics[main]}
+        n_queries[task] = len(qrels)
+        if left_out:
+            notes.append(
+                f"{task}: {left_out} queries without a positive left out (MTEB cannot hold "
+                "them; CoREB's default scores them 0)."
+            )
+    _reranking_scores(folders, results, source, scores, skipped, n_queries, notes)
+    return MtebDerivation(scores, skipped, n_queries, notes)
+
+
 def write_mteb_submission(
     results_dirs: Sequence[str | os.PathLike[str]],
     out_dir: str | os.PathLike[str],
@@ -415,91 +527,10 @@ def write_mteb_submission(
                 "remove them yourself or choose another folder"
             )
 
-    by_family = _family_subtasks(source, first.release)
-    skipped: dict[str, str] = {}
-    scores: dict[str, dict[str, float]] = {}
-    n_queries: dict[str, int] = {}
-    notes = [
-        f"Scores recomputed from the run files on MTEB's protocol (pooled per main task, "
-        f"positives only, queries without a positive left out, nothing excluded), on the CoREB "
-        f"build {source} (revision {expected}, release {first.release}); the TaskResult's "
-        "dataset_revision is that build's, not the revision of mteb/coreb-*.",
-    ]
-    evaluated: dict[str, tuple[Path, CorebResults]] = {}
-    for folder, res in zip(folders, results, strict=True):
-        for row in res.rows:
-            if row.get("level") != "subtask":
-                continue
-            if row["name"] in evaluated:
-                raise ValueError(
-                    f"subtask {row['name']} is in both {evaluated[row['name']][0]} and {folder}"
-                )
-            evaluated[row["name"]] = (folder, res)
-    for family, task in RETRIEVAL_TASKS.items():
-        subtasks = by_family.get(family, [])
-        if not subtasks:
-            continue
-        missing = [s for s in subtasks if s not in evaluated]
-        if missing:
-            skipped[task] = (
-                f"the results cover {len(subtasks) - len(missing)} of {len(subtasks)} {family} "
-                f"subtasks (missing: {', '.join(missing)}); MTEB pools all of them"
-            )
-            continue
-        owners = {evaluated[s][0]: evaluated[s][1] for s in subtasks}
-        if any(r.reranked for r in owners.values()):
-            skipped[task] = (
-                "not derivable: a reranked result is a pipeline (first stage + reranker); "
-                f"MTEB's {task} scores one model over the whole corpus"
-            )
-            continue
-        abbreviated = [
-            s for s in subtasks
-            if evaluated[s][1].corpora.get(s) == CORPUS_TEXT_ABBREVIATED
-            and s not in _kept(evaluated[s][1])["full_text"]
-        ]  # fmt: skip
-        if abbreviated:
-            views = {r.c2t_canonical_corpus for r in owners.values()}
-            skipped[task] = _WHY_C2T.format(
-                views=", ".join(sorted(views)), missing=", ".join(abbreviated), task=task
-            )
-            continue
-        qrels: dict[str, dict[str, int]] = {}
-        run: dict[str, dict[str, float]] = {}
-        left_out = 0
-        try:
-            for owner, owner_res in owners.items():
-                mine = [s for s in subtasks if evaluated[s][0] == owner]
-                q, r, n = pooled_run(owner, owner_res, source, mine)
-                qrels.update(q)
-                run.update(r)
-                left_out += n
-        except _NotDerivable as why:
-            skipped[task] = str(why)
-            continue
-        for kind, what in (("excluded", "the excluded documents' scores (the c2c anchor) "
-                            "put back into the runs of"),
-                           ("full_text", "the full-text ranking of")):  # fmt: skip
-            used = [s for s in subtasks if s in _kept(evaluated[s][1])[kind]]
-            if used:
-                notes.append(f"{task}: mteb/{kind}/ used: {what} {', '.join(used)}.")
-        if not qrels:
-            skipped[task] = "no query with a positive: MTEB's task would be empty"
-            continue
-        depth = min(r.top_k for r in owners.values())
-        metrics = mteb_metrics(qrels, run, [k for k in K_VALUES if k <= depth])
-        main = mteb.get_task(task).metadata.main_score
-        if main not in metrics:
-            skipped[task] = f"the runs are {depth} deep; {main} needs more"
-            continue
-        scores[task] = {**metrics, "main_score": metrics[main]}
-        n_queries[task] = len(qrels)
-        if left_out:
-            notes.append(
-                f"{task}: {left_out} queries without a positive left out (MTEB cannot hold "
-                "them; CoREB's default scores them 0)."
-            )
-    _reranking_scores(folders, results, source, scores, skipped, n_queries, notes)
+    derived = derive_mteb_scores(folders, results, source)
+    scores, skipped, n_queries, notes = (
+        derived.scores, derived.skipped, derived.n_queries, derived.notes,
+    )  # fmt: skip
     if not scores:
         reasons = "; ".join(f"{t}: {why}" for t, why in skipped.items())
         raise ValueError(f"nothing on MTEB's protocol can be derived from these results: {reasons}")

@@ -11,7 +11,11 @@
         what the page shows about the model (:class:`ModelMeta`);
     ``first_stage/runs/<subtask>.trec``
         for a reranked result only: the first stage's runs, so that its ``first_stage_rows``
-        and ``delta`` are recomputed too rather than taken on trust.
+        and ``delta`` are recomputed too rather than taken on trust;
+    ``mteb/{excluded,full_text,reranking}/*.trec``
+        for a result that claims MTEB's CoREB(v1) scores (``mteb_tasks``): the files they are
+        recomputed from (the c2c anchors' scores, the full-text rankings, the 17-candidate
+        lists' scores), so that its CoREB(v1) mean is recomputed too.
 
 :func:`make_submission` copies an evaluation folder into that shape and writes
 ``model_meta.json`` from the results' ``model`` dict plus what the caller states;
@@ -45,6 +49,7 @@ RESULTS_FILE = "results.json"
 META_FILE = "model_meta.json"
 PER_QUERY_FILE = "per_query.jsonl"
 RUNS_DIR = "runs"
+MTEB_DIR = "mteb"
 FIRST_STAGE_DIR = "first_stage"
 
 MODEL_TYPES: tuple[str, ...] = ("lexical", "embedder", "reranked")
@@ -346,6 +351,10 @@ def make_submission(
             raise ValueError(f"{source}: no {PER_QUERY_FILE}; rerun `coreb evaluate`")
         shutil.copyfile(source / PER_QUERY_FILE, tmp / PER_QUERY_FILE)
         _copy_runs(source / RUNS_DIR, tmp / RUNS_DIR, subtasks, str(source))
+        if results.mteb_tasks:  # what MTEB's six are recomputed from (validate checks them)
+            for kind, names in (results.mteb or {}).items():
+                _copy_runs(source / MTEB_DIR / kind, tmp / MTEB_DIR / kind, list(names),
+                           str(source))  # fmt: skip
         if results.reranked:
             relative = (results.first_stage or {}).get("results")
             if not relative:

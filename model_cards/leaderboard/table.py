@@ -37,6 +37,7 @@ from typing import Any
 from coreb_toolkit.benchmark.published import (
     canonical_release,
     is_published_release,
+    mteb_reference,
     published_results,
     published_source,
 )
@@ -48,6 +49,7 @@ from coreb_toolkit.vocabulary import (
     MAIN_TASKS,
     SUBTASKS,
     classify_subtask,
+    coreb_v1_mean,
     main_task_key,
 )
 from eval_metrics import paired_test
@@ -199,6 +201,7 @@ def _overall_frame(entries: list[ValidatedSubmission], alpha: float, n_resamples
             "vs leader": sig,
             "Gap to leader": _round(gap),
             **{t: _round(tasks.get(t)) for t in TASK_LABELS},
+            COREB_V1: _round(coreb_v1_mean(e.mteb_scores)),
             "Type": meta.type,
             "Parameters (M)": None if meta.parameters is None else round(meta.parameters / 1e6, 1),
             "Size": size_bucket(meta.parameters),
@@ -212,6 +215,8 @@ def _overall_frame(entries: list[ValidatedSubmission], alpha: float, n_resamples
 
 
 RECOMPUTED = "recomputed from the submitted runs"
+COREB_V1 = "CoREB(v1) MTEB mean"
+"""The column of MTEB's six-task mean (:func:`coreb_toolkit.vocabulary.coreb_v1_mean`)."""
 SELF_REPORTED = (
     "Parameters, Size, Code-specialized and the untrained-reranker flag are self-reported by "
     "each submitter, as is Type where the results file does not tell it (a BM25 or lexical "
@@ -237,6 +242,7 @@ def _published_records(release: str) -> list[dict[str, Any]]:
             "vs leader": NOT_TESTED,
             "Gap to leader": None,
             **{t: row.score(t.lower()) for t in TASK_LABELS},
+            COREB_V1: None,
             "Type": "reported by the paper",
             "Parameters (M)": None if parameters is None else round(parameters / 1e6, 1),
             "Size": size_bucket(parameters),
@@ -347,6 +353,17 @@ def build_leaderboard(
         f"resamples, seed {seed}); {SIGNIFICANT} p < {alpha}, {SIMILAR} otherwise.",
     ]
     notes.append(SELF_REPORTED)
+    source, reference = mteb_reference()
+    best = max(reference, key=lambda row: row.mean)
+    notes.append(
+        f"{COREB_V1}: the plain mean of MTEB's six CoREB(v1) main scores (three retrieval tasks, "
+        "nDCG@10; three reranking tasks, MAP@10 over 17-candidate lists), as MTEB's "
+        "leaderboard ranks them, recomputed from the submitted runs and mteb/ files; empty "
+        "where a submission carries none. The reranking lists are this toolkit's (their easy "
+        "negatives are not published by MTEB). For reference, mteb's PR reports "
+        f"{len(reference)} models from {min(r.mean for r in reference):.4f} to "
+        f"{best.mean:.4f} ({markdown_text(best.model)}) on its own lists: {source}."
+    )
     if is_published_release(first.results.release):
         notes.append(
             "Rows of type 'reported by the paper' are the CoREB paper's printed figures for "

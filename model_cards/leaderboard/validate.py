@@ -19,7 +19,10 @@ A submission (:mod:`model_cards.leaderboard.submission`) is accepted only when
 5. ``per_query.jsonl`` holds exactly the recomputed per-query values (the significance tests
    of the board use the recomputed values, never the file's);
 6. a reranked result's ``first_stage_rows`` and ``delta`` are recomputed from the first
-   stage's runs it carries, and its reranked runs only hold first-stage documents.
+   stage's runs it carries, and its reranked runs only hold first-stage documents;
+7. every MTEB CoREB(v1) figure it claims (``mteb_tasks``) equals what its run files and
+   ``mteb/`` give on MTEB's protocol (:func:`model_cards.mteb_results.derive_mteb_scores`, the
+   derivation of ``coreb submit mteb``); the board's CoREB(v1) mean uses the recomputed six.
 
 The first failure is raised as :class:`SubmissionRejected` naming the file, the row, the metric,
 the claimed and the recomputed value. Every file is read from inside the submission folder only
@@ -159,6 +162,8 @@ class ValidatedSubmission:
     first_stage: StageFigures | None = None
     #: :func:`runs_digest` of the submitted runs: two entries with one digest are one system
     runs_digest: str = ""
+    #: MTEB's CoREB(v1) main scores recomputed from the submitted files (those it claims)
+    mteb_scores: dict[str, float] = field(default_factory=dict)
 
     @property
     def results(self) -> CorebResults:
@@ -504,8 +509,53 @@ def validate_submission(
         keys = next(iter(figures.evaluations.values())).metric_keys
         delta = delta_rows(first.rows, figures.rows, keys)
         compare_rows(res.delta or [], delta, f"{where} (delta)", rel_tol=rel_tol, abs_tol=abs_tol)
+    mteb_scores = _check_mteb_tasks(sub, board, rel_tol=rel_tol, abs_tol=abs_tol)
     logger.info("%s: accepted (%d rows recomputed)", sub.folder, len(figures.rows))
-    return ValidatedSubmission(sub, board, figures, first, runs_digest(runs))
+    return ValidatedSubmission(sub, board, figures, first, runs_digest(runs), mteb_scores)
+
+
+def _check_mteb_tasks(
+    sub: Submission, board: BoardDataset, *, rel_tol: float, abs_tol: float
+) -> dict[str, float]:
+    """``{MTEB task: main score}`` recomputed from the submission's files for every task its
+    ``mteb_tasks`` claims (the derivation of ``coreb submit mteb``), each claimed figure
+    checked; ``{}`` for a result that claims none."""
+    claimed = sub.results.mteb_tasks or {}
+    if not claimed:
+        return {}
+    where = str(sub.folder / "results.json")
+    root = sub.folder.resolve()
+    # the files the derivation reads (names the schema holds to [A-Za-z0-9_]), from inside the
+    # submission only: no symlink, no `..` out of it, no FIFO or device
+    for kind, names in (sub.results.mteb or {}).items():
+        for name in names:
+            _inside(sub.folder, Path("mteb") / kind / f"{name}.trec")
+    from model_cards.mteb_results import derive_mteb_scores
+
+    try:
+        derived = derive_mteb_scores([root], [sub.results], str(board.source))
+    except ValueError as err:
+        raise SubmissionRejected(f"{where}: mteb_tasks: {err}") from None
+    out: dict[str, float] = {}
+    for task, figures in claimed.items():
+        if task not in derived.scores:
+            why = derived.skipped.get(task, "not derivable")
+            raise SubmissionRejected(f"{where}: mteb_tasks.{task} is claimed, but {why}")
+        recomputed = derived.scores[task]
+        pairs = [("main_score", figures["main_score"], recomputed["main_score"])]
+        pairs += [(key, value, recomputed.get(key)) for key, value in figures["scores"].items()]
+        for key, value, again in pairs:
+            if again is None or not _same(value, again, rel_tol, abs_tol):
+                raise SubmissionRejected(
+                    f"{where}: mteb_tasks.{task}.{key} is {value!r}, but the submitted files "
+                    f"give {again!r}",
+                    row=task,
+                    metric=key,
+                    claimed=value,
+                    recomputed=again,
+                )
+        out[task] = recomputed["main_score"]
+    return out
 
 
 __all__ = [

@@ -693,3 +693,52 @@ def test_the_pages_own_escaper_is_the_houses(text):
     from model_cards.leaderboard import page
 
     assert page._markdown_text(text) == markdown_text(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# MTEB's CoREB(v1) mean: recomputed from the submitted files, never taken on trust
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_coreb_v1_mean_is_recomputed_and_shown(board, data, dataset):
+    from coreb_toolkit.vocabulary import COREB_V1_TASKS, coreb_v1_mean
+    from model_cards.leaderboard.table import COREB_V1
+
+    checked = validate_submission(data.submissions / "minilm", dataset)
+    claimed = _results(data.submissions / "minilm")["mteb_tasks"]
+    assert sorted(checked.mteb_scores) == sorted(COREB_V1_TASKS)
+    for task, value in checked.mteb_scores.items():
+        assert value == pytest.approx(claimed[task]["main_score"], abs=1e-12)
+    row = board.overall[board.overall["Type"] == "embedder"].iloc[0]  # the minilm submission
+    assert row[COREB_V1] == pytest.approx(coreb_v1_mean(checked.mteb_scores), abs=1e-4)
+    # a reranked pipeline scores no MTEB task: its cell is empty, not a number
+    reranked = board.overall[board.overall["Type"] == "reranked"].iloc[0]
+    assert pd.isna(reranked[COREB_V1])
+    assert any("CoREB(v1) MTEB mean" in note and "pull/4665" in note for note in board.notes)
+
+
+def test_a_changed_mteb_figure_or_list_score_is_rejected(data, dataset, tmp_path):
+    folder = _copy(data, "minilm", tmp_path / "claimed")
+    res = _results(folder)
+    res["mteb_tasks"]["CorebT2CReranking"]["main_score"] += 0.01
+    _write_results(folder, res)
+    with pytest.raises(SubmissionRejected, match=r"mteb_tasks.CorebT2CReranking.main_score"):
+        validate_submission(folder, dataset)
+    # a list's scores turned upside down: the recomputed MAP@10 is another
+    folder = _copy(data, "minilm", tmp_path / "lists")
+    path = folder / "mteb" / "reranking" / "c2t.trec"
+    lines = _lines(path)
+    for fields in lines:
+        fields[4] = repr(-float(fields[4]))
+    _write_lines(path, lines)
+    with pytest.raises(SubmissionRejected, match=r"mteb_tasks.CorebC2TReranking"):
+        validate_submission(folder, dataset)
+
+
+def test_an_mteb_folder_linked_out_is_not_read(data, dataset, tmp_path):
+    folder = _copy(data, "minilm", tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(folder / "mteb" / "reranking", elsewhere)
+    (folder / "mteb" / "reranking").symlink_to(elsewhere)
+    with pytest.raises(SubmissionRejected, match=r"mteb/reranking/\w+\.trec: leads outside"):
+        validate_submission(folder, dataset)

@@ -276,3 +276,17 @@ def test_a_symlinked_out_is_refused(evaluated, tmp_path):
         write_mteb_submission([evaluated["full"]], tmp_path / "link", model_name=NAME,
                               revision=REV, overwrite=True)  # fmt: skip
     assert (real / "results" / "coreb-test__bm25" / REV / f"{T2C}.json").is_file()
+
+
+def test_the_main_scores_are_mtebs():
+    from model_cards.mteb_results import (
+        RERANKING_MAIN_SCORE,
+        RERANKING_TASKS,
+        RETRIEVAL_MAIN_SCORE,
+        RETRIEVAL_TASKS,
+    )
+
+    for tasks, main in ((RETRIEVAL_TASKS, RETRIEVAL_MAIN_SCORE),
+                        (RERANKING_TASKS, RERANKING_MAIN_SCORE)):  # fmt: skip
+        for task in tasks.values():
+            assert mteb.get_task(task).metadata.main_score == main, task
