@@ -19,6 +19,9 @@ read from ``mteb/``, which ``coreb evaluate`` keeps beside the runs (results sch
 * C2T: MTEB's pooled task ranks the full descriptions for every subtask; in the abbreviated view
   (the default) the ``c2t_canonical_retro_*`` runs rank the abbreviated ones, and
   ``mteb/full_text/<subtask>.trec`` (their queries against the full texts) is used instead.
+* The reranking tasks: ``mteb/reranking/<main task>.trec`` holds the scores of the 17-candidate
+  lists (:mod:`coreb_toolkit.builders.coreb.reranking`, schema version 3), checked to score
+  exactly each list's candidates, and scored with MAP@10 against the lists' positives.
 
 Where our results cannot give MTEB's figure the task is not written, and the reason is reported
 (:attr:`MtebSubmission.skipped`):
@@ -26,11 +29,12 @@ Where our results cannot give MTEB's figure the task is not written, and the rea
 * C2C from results without ``mteb/excluded`` (written before schema version 2, or with
   ``mteb_runs=False``): where MTEB would have put the anchor is not in the run.
 * C2T from a run of the abbreviated view without ``mteb/full_text``.
-* The three ``*Reranking`` tasks rerank MTEB's own candidate lists (the ``top_ranked`` config of
-  ``mteb/coreb-*-reranking``, about 17 per query); ours rerank our first stage's top-k, so the
-  number would be of another protocol. A first-stage result has nothing to submit to them.
-* A reranked result (a first stage and a reranker): MTEB's retrieval tasks score one model over
-  the whole corpus, not a pipeline, so its retrieval numbers are not submitted either.
+* The three ``*Reranking`` tasks from results without ``mteb/reranking/`` (the 17-candidate
+  lists' scores, which ``coreb evaluate`` keeps since results schema version 3 for a run of
+  every subtask of a main task without a query sample).
+* The retrieval tasks of a reranked result (a first stage and a reranker): MTEB's retrieval
+  tasks score one model over the whole corpus, not a pipeline. Its reranking tasks are
+  submitted: they are the reranker's order of the lists.
 * A main task whose subtasks the results do not all cover: MTEB pools all of them.
 """
 
@@ -132,12 +136,6 @@ def _reranking_scores(
             for folder, res in zip(folders, results, strict=True)
             if task in (res.mteb_tasks or {}) and family in (res.mteb or {}).get("reranking", [])
         ]  # fmt: skip
-        if not owners and any(res.reranked for res in results):
-            skipped[task] = (
-                "not derivable: `coreb evaluate --reranker` does not rescore MTEB's 17-candidate "
-                "lists (yet); the first stage's own folder holds its scores of them"
-            )
-            continue
         if not owners:
             skipped[task] = _WHY_RERANKING.format(family=family)
             continue

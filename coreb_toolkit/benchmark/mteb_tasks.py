@@ -42,7 +42,8 @@ def score_mteb_tasks(
     families = _families(subtasks_by_release(source, options).get(item.name, []), item.subtasks)
     tasks = _mteb_retrieval(item, ranked, full_runs, families, top_k)
     lists = mteb_lists(source, item.name, item.subtasks, options)
-    runs, scored = _score_lists(retriever, item, lists, progress, source, options)
+    scorer = _first_stage_scorer(retriever)
+    runs, scored = _score_lists(scorer, item, lists, progress, source, options, "first stage")
     return runs, {**tasks, **scored}
 
 
@@ -110,15 +111,16 @@ def mteb_lists(
 
 
 def _score_lists(
-    retriever: Retriever,
+    score: Any,
     item: ReleaseInput,
     lists: Mapping[str, list],
     progress: bool,
     source: str,
     options: Any,
+    who: str,
 ) -> tuple[dict[str, dict], dict[str, dict[str, Any]]]:
-    """The first stage's scores of every list (``{main task: run}``) and what results.json
-    records of them (MTEB's metrics over the lists, the pairs scored)."""
+    """Every list scored by ``score(family, lists, corpus) -> run`` (``{main task: run}``) and
+    what results.json records of them (MTEB's metrics over the lists, the pairs scored)."""
     from coreb_toolkit.builders.coreb.mteb import MTEB_RERANKING
     from coreb_toolkit.builders.coreb.reranking import LIST_SIZE, RERANKING_CORPUS
     from eval_metrics.mteb_protocol import mteb_metrics
@@ -130,13 +132,7 @@ def _score_lists(
         if corpus_name == CORPUS_TEXT:
             _full_text_corpus(source, item.name, item.corpora, options)  # loaded once
         started = time.perf_counter()
-        run = retriever.score(
-            {x.query_id: x.query for x in family_lists},
-            item.corpora[corpus_name],
-            {x.query_id: x.candidates for x in family_lists},
-            query_type=MAIN_TASKS[family].query_type,
-            document_type="code" if corpus_name == CORPUS_CODE else "text",
-        )
+        run = score(family, family_lists, item.corpora[corpus_name])
         qrels = {x.query_id: {d: int(d in x.positives) for d in x.candidates} for x in family_lists}
         metrics = mteb_metrics(qrels, run)
         task = MTEB_RERANKING[family][1]
@@ -146,7 +142,66 @@ def _score_lists(
             "main_score": metrics["map_at_10"], "n_queries": len(family_lists), "n_pairs": pairs,
             "list_size": LIST_SIZE, "seed": 0, "scores": metrics,
         }  # fmt: skip
-        stage_line(progress, "%s %s: %d lists, %d pairs scored in %.1f s (MAP@10 %.4f)",
-                   item.name, task, len(family_lists), pairs,
+        stage_line(progress, "%s %s: %d lists, %d pairs scored by the %s in %.1f s (MAP@10 %.4f)",
+                   item.name, task, len(family_lists), pairs, who,
                    time.perf_counter() - started, metrics["map_at_10"])  # fmt: skip
     return runs, recorded
+
+
+def _first_stage_scorer(retriever: Retriever) -> Any:
+    from coreb_toolkit.builders.coreb.reranking import RERANKING_CORPUS
+
+    def score(family: str, lists: Sequence[Any], corpus: Mapping[str, str]) -> dict:
+        return retriever.score(
+            {x.query_id: x.query for x in lists},
+            corpus,
+            {x.query_id: x.candidates for x in lists},
+            query_type=MAIN_TASKS[family].query_type,
+            document_type="code" if RERANKING_CORPUS[family] == CORPUS_CODE else "text",
+        )
+
+    return score
+
+
+def rerank_mteb_lists(
+    reranker: Any,
+    item: ReleaseInput,
+    first_runs: Mapping[str, Mapping[str, Mapping[str, float]]],
+    source: str,
+    options: Any = None,
+    *,
+    progress: bool = True,
+) -> tuple[dict[str, dict], dict[str, dict[str, Any]]]:
+    """MTEB's three ``Coreb*Reranking`` tasks with the reranker's scores of the lists the first
+    stage scored (``first_runs``: ``{main task: run}``), each pair scored with its subtask's
+    instruction as the reranked runs are (:func:`coreb_toolkit.benchmark.rerank.
+    rerank_subtask`): ``({main task: run}, {MTEB task: figures})``. Those are what MTEB's
+    reranking tasks measure of a reranker: its order of fixed candidates."""
+    import dataclasses
+
+    from coreb_toolkit.benchmark.rerank import rerank_subtask
+    from coreb_toolkit.builders.coreb.reranking import RERANKING_CORPUS
+
+    lists = {
+        family: family_lists
+        for family, family_lists in mteb_lists(source, item.name, item.subtasks, options).items()
+        if family in first_runs
+    }
+
+    def score(family: str, family_lists: Sequence[Any], corpus: Mapping[str, str]) -> dict:
+        by_subtask: dict[str, dict[str, Mapping[str, float]]] = {}
+        for x in family_lists:
+            by_subtask.setdefault(x.subtask, {})[x.query_id] = first_runs[family][x.query_id]
+        run: dict[str, dict[str, float]] = {}
+        for subtask, sub_run in by_subtask.items():
+            # the list's corpus (C2T: the full texts, whatever view the subtask ranked); no
+            # exclusion: a list never holds the c2c anchor (another problem's, or judged)
+            data = dataclasses.replace(
+                item.subtasks[subtask], corpus=corpus, corpus_name=RERANKING_CORPUS[family],
+                exclude={},
+            )  # fmt: skip
+            size = max(len(docs) for docs in sub_run.values())
+            run.update(rerank_subtask(reranker, subtask, data, sub_run, size, progress))
+        return run
+
+    return _score_lists(score, item, lists, progress, source, options, "reranker")

@@ -463,6 +463,15 @@ def evaluate_model(
         if second is None:
             continue
         re_runs, re_results = _second_stage(second, item, runs, results, rerank_top_k, progress)
+        re_extras = None
+        if extras.get("reranking"):  # MTEB's lists, rescored by the reranker
+            from coreb_toolkit.benchmark.mteb_tasks import rerank_mteb_lists
+
+            lists, re_results.mteb_tasks = rerank_mteb_lists(
+                second, item, extras["reranking"], source, options, progress=progress
+            )
+            re_extras = {"excluded": {}, "full_text": {}, "reranking": lists}
+            re_results.mteb = {key: list(value) for key, value in re_extras.items()}
         re_evaluations = _evaluate(item, re_runs, no_positive_policy)
         re_ties = _ties(item, re_runs)
         re_results.rows = with_ties([row.to_dict() for row in aggregate(re_evaluations)], re_ties)
@@ -470,7 +479,9 @@ def evaluate_model(
         re_results.delta = delta_rows(results.rows, re_results.rows, metric_keys)
         name = str(re_results.reranker["name"])  # type: ignore[index]
         target = Path(out_dir) / f"{_slug(first_name)}+{_slug(name)}" / item.name
-        all_results.append(_write(target, re_results, re_runs, re_evaluations, re_ties, plots))
+        all_results.append(
+            _write(target, re_results, re_runs, re_evaluations, re_ties, plots, re_extras)
+        )
     return all_results
 
 

@@ -204,8 +204,12 @@ def test_only_top_k_are_scored_and_recall_beyond_is_bounded(hub, tmp_path):
     first, reranked = results
     first_runs = tmp_path / "BM25" / R.V3 / "runs"
     subtasks = [r["name"] for r in first["rows"] if r["level"] == "subtask"]
-    assert len(fake.calls) == len(subtasks)  # one model call per subtask
-    for name, (instruction, pairs) in zip(subtasks, fake.calls, strict=True):
+    # one model call per subtask, then MTEB's reranking lists (one call per subtask they hold)
+    runs_calls, list_calls = fake.calls[: len(subtasks)], fake.calls[len(subtasks) :]
+    assert sum(len(pairs) for _, pairs in list_calls) == sum(
+        v["n_pairs"] for v in reranked["mteb_tasks"].values()
+    )
+    for name, (instruction, pairs) in zip(subtasks, runs_calls, strict=True):
         data = coreb_dataset.load_subtask(hub, name, R.V3)
         assert instruction == instruction_for(name)
         expected = []

@@ -185,3 +185,31 @@ def test_the_card_shows_the_coreb_v1_mean_beside_mtebs_reference_rows(evaluated,
         "| Qwen/Qwen3-Embedding-0.6B | 41.64 | 89.27 | 37.68 | 27.94 | 88.95 | 39.36 | 54.14 |"
         in card
     )
+
+
+def test_a_rerankers_list_scores_are_mtebs_cross_encoder_path(evaluated, tmp_path):
+    """``--reranker`` rescores MTEB's lists; mteb's own CrossEncoderWrapper around the same
+    cross-encoder (the bundled MiniLM with its seeded head), the subtask instruction as its
+    query prefix, gives the same MAP@10 on the export."""
+    from coreb_toolkit.benchmark.rerank import resolve_reranker
+    from reranker.instructions import instruction_for
+
+    evaluate_model(str(evaluated["hub"]), "bm25", tmp_path / "rr", releases=[R.V3], plots=False,
+                   progress=False, reranker="minilm", rerank_top_k=3)  # fmt: skip
+    folder = tmp_path / "rr" / "BM25+minilm" / R.V3
+    results = read_results(folder)
+    assert sorted(results.mteb_tasks) == sorted(t for _, t in MTEB_RERANKING.values())
+    assert results.mteb["reranking"] == ["t2c", "c2t", "c2c"]
+    sub = write_mteb_submission([folder], tmp_path / "sub", model_name=NAME, revision=REV)
+    assert set(sub.scores) == {t for _, t in MTEB_RERANKING.values()}  # retrieval: a pipeline
+    cross = resolve_reranker("minilm").model
+    for family, (export_folder, task) in MTEB_RERANKING.items():
+        wrapped = mteb.models.CrossEncoderWrapper(
+            cross, query_prefix=instruction_for(f"{family}_x") + "\n"
+        )
+        result = mteb.evaluate(wrapped, load_mteb_task(evaluated["export"] / export_folder),
+                               cache=None, show_progress_bar=False)  # fmt: skip
+        [scores] = result.task_results[0].scores[MTEB_SPLIT]
+        ours = results.mteb_tasks[task]["main_score"]
+        assert ours == pytest.approx(scores["main_score"], abs=1e-4), task
+        assert sub.scores[task]["main_score"] == pytest.approx(ours, abs=1e-6)  # 6 decimals

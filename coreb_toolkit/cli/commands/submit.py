@@ -31,8 +31,9 @@ mteb/full_text/ (the full texts MTEB's C2T ranks) put in; the reranking tasks (M
 mteb/reranking/<task>.trec, the first stage's scores of the 17-candidate lists that
 `coreb build --mteb` exports. A task whose MTEB figure cannot be derived is not written, and the
 output says why: results without those files (older schema versions, --query-sample,
-mteb_runs=False), a main task whose subtasks were evaluated in part, and any task from a
-reranked result (a pipeline, not one model).
+mteb_runs=False), a main task whose subtasks were evaluated in part, and the retrieval tasks
+of a reranked result (a pipeline, not one model; its reranking tasks are the reranker's scores
+of the lists, which `coreb evaluate --reranker` computes).
 DIR/NOTES.md lists what was written and what was not, and why.
 
 The results must record the dataset revision they were scored on (the build's fingerprint, as
