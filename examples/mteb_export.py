@@ -22,10 +22,12 @@ def main(export: str) -> int:
         task = load_mteb_task(folder)
         task.load_data()
         split = task.dataset["default"]["test"]
+        lists = split.get("top_ranked") or {}
         print(
             f"{task.metadata.name} ({folder.name}): {len(split['corpus']):,} documents, "
             f"{len(split['queries']):,} queries, "
             f"{sum(len(d) for d in split['relevant_docs'].values()):,} judged pairs"
+            + (f", {len(lists):,} candidate lists" if lists else "")
         )
     return 0
 
