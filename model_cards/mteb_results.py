@@ -158,7 +158,7 @@ def _reranking_scores(
                     f"{path}: query {qid!r} scores {len(docs)} documents, not the "
                     f"{len(wanted[qid].candidates)} candidates of its list"
                 )
-        qrels = {q: {d: int(d in x.positives) for d in x.candidates} for q, x in wanted.items()}
+        qrels = {q: x.qrels() for q, x in wanted.items()}
         metrics = mteb_metrics(qrels, run)
         scores[task] = {**metrics, "main_score": metrics[RERANKING_MAIN_SCORE]}
         n_queries[task] = len(qrels)

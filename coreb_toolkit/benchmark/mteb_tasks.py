@@ -133,7 +133,7 @@ def _score_lists(
             _full_text_corpus(source, item.name, item.corpora, options)  # loaded once
         started = time.perf_counter()
         run = score(family, family_lists, item.corpora[corpus_name])
-        qrels = {x.query_id: {d: int(d in x.positives) for d in x.candidates} for x in family_lists}
+        qrels = {x.query_id: x.qrels() for x in family_lists}
         metrics = mteb_metrics(qrels, run)
         task = MTEB_RERANKING[family][1]
         pairs = sum(len(x.candidates) for x in family_lists)

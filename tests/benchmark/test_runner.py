@@ -137,6 +137,13 @@ def test_cli_compares_models_side_by_side(hub, tmp_path, capsys, minilm):
     table = (tmp_path / "comparison" / R.V3 / "summary.md").read_text()
     assert "| BM25 |" in table and "| sentence-transformers/all-MiniLM-L6-v2 |" in table
     assert (tmp_path / "comparison" / R.V3 / "plots" / "ndcg_at_k.png").is_file()
+    # MTEB's six and their mean, both models beside each other and mteb's reference rows
+    assert "MTEB's CoREB(v1): six tasks, one mean" in table
+    printed = text[text.index(f"== comparison on {R.V3} ==") :]
+    for name in ("**BM25** (this run)", "**sentence-transformers/all-MiniLM-L6-v2** (this run)"):
+        row = next(line for line in printed.splitlines() if name in line)
+        assert len(row.split("|")) == 10  # model, six tasks, mean
+    assert "| Qwen/Qwen3-Embedding-0.6B |" in printed
 
 
 def test_missing_corpus_config_and_bad_model_are_one_line_errors(hub, tmp_path):

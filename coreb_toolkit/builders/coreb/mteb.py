@@ -384,9 +384,8 @@ def _write_reranking_task(
 
     def qrels() -> Iterator[dict[str, Any]]:
         for item in lists:
-            positives = set(item.positives)
-            for doc in item.candidates:
-                yield {"query-id": item.query_id, "corpus-id": doc, "score": int(doc in positives)}
+            for doc, score in item.qrels().items():
+                yield {"query-id": item.query_id, "corpus-id": doc, "score": score}
 
     def top_ranked() -> Iterator[dict[str, Any]]:
         return ({"query-id": item.query_id, "corpus-ids": item.candidates} for item in lists)

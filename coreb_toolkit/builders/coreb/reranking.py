@@ -78,6 +78,11 @@ class RerankingList:
         """Every document of the list, sorted by id (the order carries no label)."""
         return sorted({*self.positives, *self.hard_negatives, *self.easy_negatives})
 
+    def qrels(self) -> dict[str, int]:
+        """MTEB's qrels of the list: every candidate, 1 for a positive and 0 otherwise."""
+        positives = set(self.positives)
+        return {doc: int(doc in positives) for doc in self.candidates}
+
     def records(self) -> list[dict[str, Any]]:
         """The official reranker dataset's records: one per positive."""
         return [

@@ -245,6 +245,7 @@ def _compare(everything: list[dict[str, Any]], args: EvaluateArguments) -> None:
     """Per release: the comparison folder (summary.md of every model, plots) and, printed, one
     table with a column per model (the per-subtask tables were printed model by model)."""
     from coreb_toolkit.benchmark.plots import plot_all
+    from coreb_toolkit.benchmark.report import mteb_v1_table
 
     for release in dict.fromkeys(r["release"] for r in everything):
         group = [r for r in everything if r["release"] == release]
@@ -253,6 +254,9 @@ def _compare(everything: list[dict[str, Any]], args: EvaluateArguments) -> None:
         (target / "summary.md").write_text(_summary(group), encoding="utf-8")
         plot_all(group, target / "plots")
         print(f"\n== comparison on {release} ==\n{side_by_side(group)}")
+        mteb = mteb_v1_table(group)
+        if mteb:  # MTEB's six and their mean, each model beside the others and mteb's rows
+            print("\n".join(mteb[1:]))
         print(f"(every model's tables and plots: {target})")
 
 
