@@ -104,9 +104,8 @@ def _kept(results: CorebResults) -> dict[str, list[str]]:
 
 _WHY_RERANKING = (
     "not derivable: these results score no {family} reranking list (mteb/reranking/{family}.trec"
-    ", which `coreb evaluate` writes since results schema version 3 for a first stage run on "
-    "every {family} subtask without --query-sample, unless mteb_runs=False): rerun `coreb "
-    "evaluate`"
+    ", which `coreb evaluate` writes since results schema version 3 for a run of every "
+    "{family} subtask without --query-sample, unless mteb_runs=False): rerun `coreb evaluate`"
 )
 _LISTS_NOTE = (
     "{task}: the 17-candidate lists are this toolkit's (coreb_toolkit.builders.coreb.reranking: "
