@@ -129,6 +129,7 @@ def _reranking_scores(
     against the lists of the dataset (each list's scores must be exactly its candidates)."""
     from coreb_toolkit.benchmark.mteb_tasks import mteb_lists
 
+    built: dict[Path, dict[str, list]] = {}  # a folder's lists, built once for its main tasks
     for family, task in RERANKING_TASKS.items():
         owners = [
             (folder, res)
@@ -141,8 +142,10 @@ def _reranking_scores(
         folder, res = owners[0]
         path = _kept_file(folder, "mteb/reranking", family)
         run = read_run(path)
-        evaluated = [r["name"] for r in res.rows if r.get("level") == "subtask"]
-        lists = mteb_lists(source, res.release, evaluated).get(family, [])
+        if folder not in built:
+            evaluated = [r["name"] for r in res.rows if r.get("level") == "subtask"]
+            built[folder] = mteb_lists(source, res.release, evaluated)
+        lists = built[folder].get(family, [])
         wanted = {x.query_id: x for x in lists}
         if set(run) != set(wanted):
             odd = sorted(set(run) ^ set(wanted))[:3]

@@ -15,7 +15,7 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from coreb_toolkit.benchmark.runner import ReleaseInput, _full_text_corpus, stage_line
+from coreb_toolkit.benchmark.runner import ReleaseInput, full_text_corpus, stage_line
 from coreb_toolkit.builders.coreb.qrels import QrelsOptions
 from coreb_toolkit.builders.coreb.release import cached_release
 from coreb_toolkit.builders.coreb.subtask_data import subtasks_by_release
@@ -34,17 +34,18 @@ def score_mteb_tasks(
     *,
     top_k: int,
     progress: bool = True,
-) -> tuple[dict[str, dict], dict[str, dict[str, Any]]]:
-    """``(list runs by main task, {MTEB task: figures})`` of one release's first stage:
-    ``ranked`` are its runs before exclusion, ``full_runs`` the full-text runs of the subtasks
-    that ranked the abbreviated texts. Main tasks whose subtasks are not all in ``item`` give
-    nothing (MTEB pools all of them)."""
+) -> tuple[dict[str, dict], dict[str, dict[str, Any]], dict[str, list]]:
+    """``(list runs by main task, {MTEB task: figures}, the lists by main task)`` of one
+    release's first stage: ``ranked`` are its runs before exclusion, ``full_runs`` the full-text
+    runs of the subtasks that ranked the abbreviated texts. Main tasks whose subtasks are not
+    all in ``item`` give nothing (MTEB pools all of them). The lists are returned for a second
+    stage to rescore (:func:`rerank_mteb_lists`)."""
     families = _families(subtasks_by_release(source, options).get(item.name, []), item.subtasks)
     tasks = _mteb_retrieval(item, ranked, full_runs, families, top_k)
-    lists = mteb_lists(source, item.name, item.subtasks, options)
+    lists = _lists(source, item.name, families, options)
     scorer = _first_stage_scorer(retriever)
     runs, scored = _score_lists(scorer, item, lists, progress, source, options, "first stage")
-    return runs, {**tasks, **scored}
+    return runs, {**tasks, **scored}, lists
 
 
 def _families(available: Sequence[str], selected: Collection[str]) -> dict[str, list[str]]:
@@ -94,11 +95,18 @@ def mteb_lists(
     """``{main task: [RerankingList, ...]}``: MTEB's reranking lists of ``release``
     (:mod:`coreb_toolkit.builders.coreb.reranking`, the lists ``coreb build --mteb`` exports),
     for each main task whose subtasks are all ``selected`` (MTEB pools all of them)."""
+    available = subtasks_by_release(source, options).get(release, [])
+    return _lists(source, release, _families(available, selected), options)
+
+
+def _lists(
+    source: str, release: str, families: Mapping[str, list[str]], options: Any
+) -> dict[str, list]:
+    """The test lists (:attr:`RerankingList.scored`) of each main task of ``families``."""
     from coreb_toolkit.builders.coreb.reranking import folder_lists, release_lists
 
-    available = subtasks_by_release(source, options).get(release, [])
     out: dict[str, list] = {}
-    for family, names in _families(available, selected).items():
+    for family, names in families.items():
         if is_hub_folder(source):
             lists = folder_lists(source, release, names, family)
         else:
@@ -130,7 +138,7 @@ def _score_lists(
     for family, family_lists in lists.items():
         corpus_name = RERANKING_CORPUS[family]
         if corpus_name == CORPUS_TEXT:
-            _full_text_corpus(source, item.name, item.corpora, options)  # loaded once
+            full_text_corpus(source, item.name, item.corpora, options)  # loaded once
         started = time.perf_counter()
         run = score(family, family_lists, item.corpora[corpus_name])
         qrels = {x.query_id: x.qrels() for x in family_lists}
@@ -166,14 +174,16 @@ def _first_stage_scorer(retriever: Retriever) -> Any:
 def rerank_mteb_lists(
     reranker: Any,
     item: ReleaseInput,
+    lists: Mapping[str, list],
     first_runs: Mapping[str, Mapping[str, Mapping[str, float]]],
     source: str,
     options: Any = None,
     *,
     progress: bool = True,
 ) -> tuple[dict[str, dict], dict[str, dict[str, Any]]]:
-    """MTEB's three ``Coreb*Reranking`` tasks with the reranker's scores of the lists the first
-    stage scored (``first_runs``: ``{main task: run}``), each pair scored with its subtask's
+    """MTEB's three ``Coreb*Reranking`` tasks with the reranker's scores of the ``lists`` the
+    first stage scored (:func:`score_mteb_tasks`; ``first_runs``: ``{main task: run}``), each
+    pair scored with its subtask's
     instruction as the reranked runs are (:func:`coreb_toolkit.benchmark.rerank.
     rerank_subtask`): ``({main task: run}, {MTEB task: figures})``. Those are what MTEB's
     reranking tasks measure of a reranker: its order of fixed candidates."""
@@ -182,11 +192,7 @@ def rerank_mteb_lists(
     from coreb_toolkit.benchmark.rerank import rerank_subtask
     from coreb_toolkit.builders.coreb.reranking import RERANKING_CORPUS
 
-    lists = {
-        family: family_lists
-        for family, family_lists in mteb_lists(source, item.name, item.subtasks, options).items()
-        if family in first_runs
-    }
+    lists = {family: found for family, found in lists.items() if family in first_runs}
 
     def score(family: str, family_lists: Sequence[Any], corpus: Mapping[str, str]) -> dict:
         by_subtask: dict[str, dict[str, Mapping[str, float]]] = {}

@@ -172,7 +172,7 @@ def discover(
                 source, name, split, item.corpora, c2t_canonical_corpus, options
             )
         if full_text and item.full_text_subtasks():
-            _full_text_corpus(source, split, item.corpora, options)
+            full_text_corpus(source, split, item.corpora, options)
         if item.subtasks:
             out.append(item)
     if not out:
@@ -193,7 +193,7 @@ def _load(
     if not is_hub_folder(source):
         data = load_subtask(source, subtask, split, options=options)
         if full_view and data.corpus_name == CORPUS_TEXT_ABBREVIATED:
-            _full_text_corpus(source, split, corpora, options)
+            full_text_corpus(source, split, corpora, options)
             data.corpus_name = CORPUS_TEXT
         data.corpus = corpora.setdefault(data.corpus_name, data.corpus)
         return data
@@ -220,7 +220,7 @@ def _hub_corpus(
         corpora[corpus_name] = {d["doc_id"]: d["text"] for d in docs}
 
 
-def _full_text_corpus(
+def full_text_corpus(
     source: str, split: str, corpora: dict[str, dict[str, str]], options: Any = None
 ) -> None:
     """Load the full text corpus of ``split`` into ``corpora`` (once)."""
@@ -452,7 +452,7 @@ def evaluate_model(
     first_name = str(meta.get("name") or model)
     all_results = []
     for item in items:
-        runs, results, first, extras = _first_stage(
+        runs, results, first, extras, lists = _first_stage(
             first_stage, item, top_k, no_positive_policy, progress, c2t_canonical_corpus,
             {"model": meta, "dataset": recorded, "versions": versions,
              "query_sample": sample, "mteb_runs": mteb_runs, "source": source,
@@ -467,10 +467,10 @@ def evaluate_model(
         if extras.get("reranking"):  # MTEB's lists, rescored by the reranker
             from coreb_toolkit.benchmark.mteb_tasks import rerank_mteb_lists
 
-            lists, re_results.mteb_tasks = rerank_mteb_lists(
-                second, item, extras["reranking"], source, options, progress=progress
+            list_runs, re_results.mteb_tasks = rerank_mteb_lists(
+                second, item, lists, extras["reranking"], source, options, progress=progress
             )
-            re_extras = {"excluded": {}, "full_text": {}, "reranking": lists}
+            re_extras = {"excluded": {}, "full_text": {}, "reranking": list_runs}
             re_results.mteb = {key: list(value) for key, value in re_extras.items()}
         re_evaluations = _evaluate(item, re_runs, no_positive_policy)
         re_ties = _ties(item, re_runs)
@@ -494,11 +494,15 @@ def _first_stage(
     c2t_canonical_corpus: str,
     shared: Mapping[str, Any],
 ) -> tuple[
-    dict[str, dict], CorebResults, tuple[dict[str, RetrievalEvaluation], dict], dict[str, dict]
+    dict[str, dict],
+    CorebResults,
+    tuple[dict[str, RetrievalEvaluation], dict],
+    dict[str, dict],
+    dict[str, list],
 ]:
     """One release's first stage: its runs as scored, its results, its evaluations and ties,
-    and what ``mteb/`` keeps (``{"excluded" | "full_text": {subtask: run}}``, empty without
-    ``mteb_runs``)."""
+    what ``mteb/`` keeps (``{"excluded" | "full_text" | "reranking": {name: run}}``, empty
+    without ``mteb_runs``) and MTEB's reranking lists it scored (for the second stage)."""
     keep = bool(shared.get("mteb_runs"))
     t0 = time.perf_counter()
     full_text = item.full_text_subtasks() if keep else []
@@ -507,12 +511,13 @@ def _first_stage(
     runs = _as_scored(item, ranked)
     extras: dict[str, dict] = {}
     mteb_tasks: dict[str, dict[str, Any]] = {}
+    lists: dict[str, list] = {}
     if keep:
         extras = {"excluded": _excluded(item, ranked), "full_text": full_runs}
         if shared.get("query_sample") is None:  # MTEB's tasks hold every query, not a sample
             from coreb_toolkit.benchmark.mteb_tasks import score_mteb_tasks
 
-            extras["reranking"], mteb_tasks = score_mteb_tasks(
+            extras["reranking"], mteb_tasks, lists = score_mteb_tasks(
                 retriever, item, ranked, full_runs, str(shared["source"]), shared.get("options"),
                 top_k=top_k, progress=progress,
             )  # fmt: skip
@@ -536,7 +541,7 @@ def _first_stage(
         mteb={key: list(value) for key, value in extras.items()} if keep else None,
         mteb_tasks=mteb_tasks or None,
     )
-    return runs, results, (evaluations, ties), extras
+    return runs, results, (evaluations, ties), extras, lists
 
 
 def _excluded(item: ReleaseInput, ranked: Mapping[str, dict]) -> dict[str, dict]:

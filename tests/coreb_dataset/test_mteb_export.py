@@ -17,6 +17,7 @@ import pytest
 
 import coreb_dataset
 from coreb_toolkit.builders.coreb.mteb import MTEB_SPLIT, load_mteb_task
+from coreb_toolkit.builders.coreb.records import problem_of
 from tests.coreb_dataset import release as R
 
 T2C, C2T, C2C = "coreb-t2c-retrieval", "coreb-c2t-retrieval", "coreb-c2c-retrieval"
@@ -299,6 +300,18 @@ def test_reranking_folders_hold_mtebs_four_configs(export, release, family):
     queries = _table(folder, "queries")
     assert sorted(r["id"] for r in queries) == sorted(q for q, _ in positives)
     assert {r["id"] for r in _table(folder, "corpus")} == {d for docs in top.values() for d in docs}
+    # read from the fixture itself, not the builder: a list holds its query's judged documents,
+    # and every other document in it is another problem's
+    data = release.releases[R.V3]
+    judged: dict[str, set[str]] = {}
+    for q, d, _ in R.V3_QRELS[family_qrels[family]]:
+        judged.setdefault(q, set()).add(d)
+    docs = data.texts if family == "c2t" else data.code
+    for qid, candidates in top.items():
+        problem = data.queries[qid][1].meta["source_problem_id"]
+        assert judged[qid] <= set(candidates)
+        for doc in set(candidates) - judged[qid]:
+            assert problem_of(docs[doc]) != problem, (qid, doc)
 
 
 def test_mteb_reads_the_reranking_lists(export):
